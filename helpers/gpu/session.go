@@ -1,0 +1,193 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// Session is an open GPU: its device facts and a CUDA context made current on whichever OS thread
+// calls in. It is not safe for concurrent use by several goroutines.
+type Session struct {
+	Device DeviceInfo
+	drv    *driver
+	timer  [2]event
+	hasEvt bool
+}
+
+// Open opens device 0. In the nocuda build, or when no GPU answers, the error wraps ErrNoGPU.
+func Open() (*Session, error) { return OpenDevice(0) }
+
+// OpenDevice opens the device with the given ordinal.
+func OpenDevice(ordinal int) (*Session, error) {
+	drv, info, err := openDriver(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Device: info, drv: drv}, nil
+}
+
+// Close releases the session's events and its hold on the device's context.
+func (s *Session) Close() error {
+	if s == nil || s.drv == nil {
+		return nil
+	}
+	err := s.drv.close()
+	s.drv = nil
+	return err
+}
+
+// Synchronize waits for all work queued on the device and reports the first error of any of it
+// (an illegal address in a kernel shows up here).
+func (s *Session) Synchronize() error {
+	if err := s.drv.synchronize(); err != nil {
+		return fmt.Errorf("waiting for the GPU: %w", err)
+	}
+	return nil
+}
+
+// MemInfo returns the free and total device memory in bytes.
+func (s *Session) MemInfo() (free, total int64, err error) { return s.drv.memInfo() }
+
+// Elapsed runs fn between two events on the default stream and returns the GPU time in
+// milliseconds between them. fn should only queue work (launches, copies, memsets).
+func (s *Session) Elapsed(fn func() error) (float64, error) {
+	if !s.hasEvt {
+		for i := range s.timer {
+			e, err := s.drv.newEvent()
+			if err != nil {
+				return 0, fmt.Errorf("creating a timing event: %w", err)
+			}
+			s.timer[i] = e
+		}
+		s.hasEvt = true
+	}
+	if err := s.drv.record(s.timer[0]); err != nil {
+		return 0, fmt.Errorf("recording the start event: %w", err)
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	if err := s.drv.record(s.timer[1]); err != nil {
+		return 0, fmt.Errorf("recording the stop event: %w", err)
+	}
+	ms, err := s.drv.elapsed(s.timer[0], s.timer[1])
+	if err != nil {
+		return 0, fmt.Errorf("reading the events (did the work fail?): %w", err)
+	}
+	return ms, nil
+}
+
+// Module is PTX loaded into the session's context.
+type Module struct {
+	s   *Session
+	mod module
+}
+
+// Load JIT-compiles PTX for the device and loads it. The driver's JIT log comes back in the error.
+func (s *Session) Load(ptx string) (*Module, error) {
+	m, err := s.drv.load(ptx)
+	if err != nil {
+		return nil, fmt.Errorf("loading PTX (the driver JIT-compiles it for %s): %w", s.Device.Name, err)
+	}
+	return &Module{s: s, mod: m}, nil
+}
+
+// Kernel looks up an extern "C" __global__ function by name.
+func (m *Module) Kernel(name string) (*Kernel, error) {
+	fn, err := m.s.drv.function(m.mod, name)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %q not found in the module (declare it extern \"C\" so its name is not mangled): %w", name, err)
+	}
+	attrs, err := m.s.drv.attrs(fn)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %q: reading its attributes: %w", name, err)
+	}
+	return &Kernel{Name: name, Attrs: attrs, s: m.s, fn: fn}, nil
+}
+
+// Kernel is a loaded __global__ function.
+type Kernel struct {
+	Name  string
+	Attrs KernelAttrs
+	s     *Session
+	fn    function
+	optin int // dynamic shared memory the kernel was opted in to, above the 48 KiB default
+}
+
+// Occupancy asks the driver how many blocks of blockThreads threads with dynShared bytes of dynamic
+// shared memory fit on one SM, and names what limits them.
+func (k *Kernel) Occupancy(blockThreads, dynShared int) (Occupancy, error) {
+	est := EstimateOccupancy(k.s.Device, k.Attrs, blockThreads, dynShared)
+	n, err := k.s.drv.occupancy(k.fn, blockThreads, dynShared)
+	if err != nil {
+		return est, fmt.Errorf("kernel %s: occupancy for block %d: %w", k.Name, blockThreads, err)
+	}
+	est.BlocksPerSM = n
+	est.WarpsPerSM = n * CeilDiv(blockThreads, 32)
+	est.Fraction = float64(est.WarpsPerSM) / float64(k.s.Device.MaxThreadsPerSM/32)
+	return est, nil
+}
+
+// Launch checks cfg against the device's and the kernel's limits, then queues the kernel on the
+// default stream. Arguments must match the kernel's C parameters: a buffer (anything with a
+// DevicePtr method) for a pointer, int32 for int, uint32 for unsigned, float32 for float, int64 for
+// long long, float64 for double. A Go int is refused: its C size is ambiguous.
+func (k *Kernel) Launch(cfg Config, args ...any) error {
+	if err := CheckConfig(k.s.Device, k.Attrs, cfg); err != nil {
+		return fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	words, err := packArgs(args)
+	if err != nil {
+		return fmt.Errorf("kernel %s: %w", k.Name, err)
+	}
+	if cfg.SharedBytes > 48*1024 && cfg.SharedBytes > k.optin {
+		if err := k.s.drv.setMaxDynamicShared(k.fn, cfg.SharedBytes); err != nil {
+			return fmt.Errorf("kernel %s: opting in to %d bytes of dynamic shared memory: %w", k.Name, cfg.SharedBytes, err)
+		}
+		k.optin = cfg.SharedBytes
+	}
+	if err := k.s.drv.launch(k.fn, cfg, words); err != nil {
+		return fmt.Errorf("kernel %s: launch grid %v block %v shared %d: %w", k.Name, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
+	}
+	return nil
+}
+
+// DevicePointer is implemented by device buffers and views.
+type DevicePointer interface{ DevicePtr() uintptr }
+
+// packArgs turns launch arguments into the 8-byte words the driver copies.
+func packArgs(args []any) ([]uint64, error) {
+	words := make([]uint64, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case DevicePointer:
+			words[i] = uint64(v.DevicePtr())
+		case int32:
+			words[i] = uint64(uint32(v))
+		case uint32:
+			words[i] = uint64(v)
+		case int64:
+			words[i] = uint64(v)
+		case uint64:
+			words[i] = v
+		case float32:
+			words[i] = uint64(math.Float32bits(v))
+		case float64:
+			words[i] = math.Float64bits(v)
+		case uintptr:
+			words[i] = uint64(v)
+		case int:
+			return nil, fmt.Errorf("argument %d is a Go int (%d): pass int32 for a C int or int64 for long long", i, v)
+		default:
+			return nil, fmt.Errorf("argument %d has type %T: pass a device buffer, int32, uint32, int64, uint64, float32 or float64", i, a)
+		}
+	}
+	return words, nil
+}
+
+// sizeOf is the size in bytes of one element of type T.
+func sizeOf[T any]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}

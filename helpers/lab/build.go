@@ -1,0 +1,82 @@
+package lab
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/record"
+)
+
+// Program is a compiled source and, in the GPU mode, its loaded kernels.
+type Program struct {
+	Source   compile.Source
+	Compiled *compile.Result
+	Kernels  map[string]*gpu.Kernel // empty in the no-GPU mode
+	env      *Env
+}
+
+// Build compiles src with NVRTC for the env's architecture and, in the GPU mode, loads it and looks
+// up the named kernels. A compile error is a *compile.Error with the log and the source lines.
+func (e *Env) Build(src compile.Source, kernels ...string) (*Program, error) {
+	return e.BuildWith(src, compile.Options{}, kernels...)
+}
+
+// BuildWith is Build with compile options; an empty opts.Arch means the env's architecture.
+func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...string) (*Program, error) {
+	if opts.Arch == "" {
+		opts.Arch = e.Arch()
+	}
+	res, err := compile.PTX(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &Program{Source: src, Compiled: res, Kernels: map[string]*gpu.Kernel{}, env: e}
+	if !e.GPU() {
+		return p, nil
+	}
+	mod, err := e.Session.Load(res.PTX)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", src.Name, err)
+	}
+	for _, name := range kernels {
+		k, err := mod.Kernel(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src.Name, err)
+		}
+		p.Kernels[name] = k
+	}
+	return p, nil
+}
+
+// Kernel returns a loaded kernel by name.
+func (p *Program) Kernel(name string) (*gpu.Kernel, error) {
+	if !p.env.GPU() {
+		return nil, fmt.Errorf("kernel %s compiled, but it cannot run in the %s", name, p.env.Mode)
+	}
+	k, ok := p.Kernels[name]
+	if !ok {
+		return nil, fmt.Errorf("kernel %s was not asked for when %s was built", name, p.Source.Name)
+	}
+	return k, nil
+}
+
+// Report is the compile report of a kernel at a launch's block size and dynamic shared memory:
+// registers, shared and local memory from the driver and the occupancy it allows. In the no-GPU mode
+// only the static shared memory is known (from the PTX); the rest needs the driver's JIT.
+func (p *Program) Report(kernel string, blockThreads, dynShared int) record.KernelReport {
+	r := record.KernelReport{Kernel: kernel, Source: p.Source.Name, Arch: p.Compiled.Arch, Block: blockThreads, DynamicShared: dynShared}
+	k, ok := p.Kernels[kernel]
+	if !ok {
+		r.StaticSharedBytes = compile.StaticSharedBytes(p.Compiled.PTX)
+		return r
+	}
+	r.Measured = true
+	r.Registers, r.StaticSharedBytes, r.LocalBytes, r.MaxThreadsPerBlock =
+		k.Attrs.Registers, k.Attrs.StaticSharedBytes, k.Attrs.LocalBytes, k.Attrs.MaxThreadsPerBlock
+	occ, err := k.Occupancy(blockThreads, dynShared)
+	if err == nil {
+		r.BlocksPerSM, r.Occupancy, r.Limiter = occ.BlocksPerSM, occ.Fraction, occ.Limiter
+	}
+	return r
+}

@@ -1,0 +1,197 @@
+// Package lab is the bench every lesson and notebook starts from: it opens the GPU (or says plainly
+// that it runs in the no-GPU mode and why), compiles and loads kernels with their compile report,
+// measures with the suite's method, and writes receipts.
+//
+//	env, err := lab.Open()
+//	if err != nil { ... }
+//	defer env.Close()
+//	fmt.Println(env.Banner())
+//	prog, err := env.Build(compile.Source{Name: "add.cu", Code: src}, "add")
+//
+// In the GPU mode (the default build, with a GPU) Env.Session is open. In the no-GPU mode (the
+// nocuda build tag, chosen by the Makefile when no GPU answers) Env.Session is nil, kernels still
+// compile with NVRTC for the recorded GPU's architecture, CPU references run, and Env.Recorded returns
+// the results of a real GPU run.
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/results"
+)
+
+// Mode says whether kernels run on a GPU or results come from a recorded run.
+type Mode int
+
+const (
+	// GPUMode runs kernels on the GPU and measures them.
+	GPUMode Mode = iota
+	// NoGPUMode compiles kernels and runs CPU references; timings are recorded ones.
+	NoGPUMode
+)
+
+func (m Mode) String() string {
+	if m == GPUMode {
+		return "GPU mode"
+	}
+	return "no-GPU mode"
+}
+
+// Env is an open lab: the mode, the session and bench in the GPU mode, the receipt of this run (GPU
+// mode) or of the recorded run (no-GPU mode).
+type Env struct {
+	Mode    Mode
+	Session *gpu.Session // nil in the no-GPU mode
+	Bench   *bench.Bench // nil in the no-GPU mode
+	Receipt record.Receipt
+	// Why is the reason for the no-GPU mode.
+	Why error
+}
+
+// Options tune Open.
+type Options struct {
+	// Quick uses bench.Quick instead of bench.Default.
+	Quick bool
+	// RefreshCopyBandwidth measures the copy bandwidth again instead of using the cached figure.
+	RefreshCopyBandwidth bool
+}
+
+// RecordedDevice is the lesson whose receipt describes the recorded GPU in the no-GPU mode.
+const RecordedDevice = "00_setup"
+
+// Open opens the lab with the default options.
+func Open() (*Env, error) { return OpenWith(Options{}) }
+
+// OpenWith opens the GPU, measures (or reads the cached) copy bandwidth and fills the receipt. With
+// no GPU it returns a no-GPU Env and no error; any other failure is an error.
+func OpenWith(opts Options) (*Env, error) {
+	nvrtcVersion, err := compile.Version()
+	if err != nil {
+		return nil, fmt.Errorf("NVRTC is not usable (install the CUDA headers and NVRTC with bash .ci/setup.sh): %w", err)
+	}
+	s, err := gpu.Open()
+	if errors.Is(err, gpu.ErrNoGPU) {
+		env := &Env{Mode: NoGPUMode, Why: err}
+		if rec, rerr := record.LoadFS(results.FS, RecordedDevice); rerr == nil {
+			env.Receipt = rec.Receipt
+		}
+		env.Receipt.NVRTC = nvrtcVersion
+		if env.Receipt.Arch == "" {
+			env.Receipt.Arch = "compute_90"
+		}
+		return env, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the GPU: %w", err)
+	}
+	b := bench.New(s)
+	if opts.Quick {
+		b.Method = bench.Quick
+	}
+	env := &Env{Mode: GPUMode, Session: s, Bench: b}
+	d := s.Device
+	env.Receipt = record.Receipt{
+		Device:        d,
+		DriverRelease: driverRelease(),
+		CUDADriver:    d.Driver(),
+		CUDAHeaders:   gpu.HeaderVersion(),
+		NVRTC:         nvrtcVersion,
+		Arch:          d.Arch(),
+		PeakGFLOPS:    d.PeakFP32GFLOPS(),
+		Method:        b.Method.String(),
+		Date:          time.Now().UTC().Format(time.RFC3339),
+		GoVersion:     runtime.Version(),
+	}
+	env.Receipt.Host, _ = os.Hostname()
+	bw, err := b.CopyBandwidth(opts.RefreshCopyBandwidth)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	env.Receipt.CopyGBps = bw
+	return env, nil
+}
+
+// driverRelease asks nvidia-smi for the driver's release number; the driver API only has the CUDA version.
+func driverRelease() string {
+	out, err := exec.Command("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(strings.Split(string(out), "\n")[0])
+}
+
+// Close frees the bench's buffers and releases the GPU.
+func (e *Env) Close() error {
+	if e == nil || e.Session == nil {
+		return nil
+	}
+	e.Bench.Close()
+	return e.Session.Close()
+}
+
+// GPU reports whether kernels run here.
+func (e *Env) GPU() bool { return e.Mode == GPUMode }
+
+// Arch is the architecture kernels are compiled for: the GPU's, or the recorded GPU's.
+func (e *Env) Arch() string { return e.Receipt.Arch }
+
+// Banner says in a sentence or two which mode runs and why.
+func (e *Env) Banner() string {
+	r := e.Receipt
+	if e.GPU() {
+		return fmt.Sprintf("GPU mode: %s, driver %s (CUDA %s), NVRTC %s compiling for %s; copy bandwidth %.0f GB/s (measured), FP32 peak %.1f TFLOP/s.",
+			r.Device, r.DriverRelease, r.CUDADriver, r.NVRTC, r.Arch, r.CopyGBps, r.PeakGFLOPS/1e3)
+	}
+	rec := "no recorded run was found"
+	if r.Device.Name != "" {
+		rec = fmt.Sprintf("the timings shown are the recorded results of a real run on %s (driver %s, CUDA %s) on %s", r.Device.Name, r.DriverRelease, r.CUDADriver, dateOf(r.Date))
+	}
+	return fmt.Sprintf("No-GPU mode (%v). Kernels still compile with NVRTC %s for %s and the CPU references run; %s.", e.Why, r.NVRTC, r.Arch, rec)
+}
+
+func dateOf(rfc string) string {
+	if t, err := time.Parse(time.RFC3339, rfc); err == nil {
+		return t.Format("2006-01-02")
+	}
+	return rfc
+}
+
+// NewRun starts the record of a lesson's measurements in this env.
+func (e *Env) NewRun(lesson string) *record.Run {
+	return &record.Run{Lesson: lesson, Receipt: e.Receipt}
+}
+
+// Recorded returns the recorded run of a lesson (from the top-level results folder).
+func (e *Env) Recorded(lesson string) (*record.Run, error) { return record.LoadFS(results.FS, lesson) }
+
+// Measure times run with the env's method and turns it into a record of work w.
+func (e *Env) Measure(rec record.Record, w bench.Work, run func() error) (record.Record, error) {
+	if !e.GPU() {
+		return rec, fmt.Errorf("%s %s: measuring needs a GPU (%s)", rec.Case, rec.Variant, e.Mode)
+	}
+	t, err := e.Bench.Time(run)
+	if err != nil {
+		return rec, fmt.Errorf("timing %s %s: %w", rec.Case, rec.Variant, err)
+	}
+	return e.WithTiming(rec, w, t), nil
+}
+
+// WithTiming fills a record's times and rates from a timing (also one measured elsewhere, such as
+// PyTorch's, by the same method).
+func (e *Env) WithTiming(rec record.Record, w bench.Work, t bench.Timing) record.Record {
+	rt := bench.RatesOf(w, t.Median, e.Receipt.CopyGBps, e.Receipt.PeakGFLOPS)
+	rec.MedianMS, rec.MinMS, rec.MaxMS = t.Median, t.Min, t.Max
+	rec.GBps, rec.PctBW, rec.GFLOPs, rec.PctFLOPs = rt.GBps, rt.PctBW, rt.GFLOPs, rt.PctFLOPs
+	return rec
+}

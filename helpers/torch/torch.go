@@ -1,0 +1,109 @@
+// Package torch runs the PyTorch baselines: a Python script, measured on the same GPU by the same
+// method as the suite's kernels (the prelude.py beside this file: CUDA events, warm-up, L2 flush,
+// median), with its inputs as JSON on stdin and its result as JSON on the last line of stdout.
+//
+// The interpreter is $KERNELS_PYTHON, or python3. When it has no torch with CUDA, Available says so
+// and lessons mark the PyTorch column unavailable instead of failing.
+package torch
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+//go:embed prelude.py
+var prelude string
+
+// Python is the interpreter the baselines run with.
+func Python() string {
+	if p := os.Getenv("KERNELS_PYTHON"); p != "" {
+		return p
+	}
+	return "python3"
+}
+
+// Available returns PyTorch's version when python has torch with a usable CUDA device, and
+// otherwise an error that says what is missing.
+func Available() (string, error) {
+	out, err := exec.Command(Python(), "-c",
+		"import json, torch; print(json.dumps({'version': torch.__version__, 'cuda': torch.cuda.is_available()}))").Output()
+	if err != nil {
+		return "", fmt.Errorf("PyTorch baseline unavailable: %s cannot import torch", Python())
+	}
+	var v struct {
+		Version string
+		CUDA    bool
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &v); err != nil {
+		return "", fmt.Errorf("PyTorch baseline unavailable: unexpected answer %q", out)
+	}
+	if !v.CUDA {
+		return v.Version, fmt.Errorf("PyTorch baseline unavailable: torch %s sees no CUDA device", v.Version)
+	}
+	return v.Version, nil
+}
+
+// Run executes script (after the prelude, which defines ARGS, bench, flush_l2 and emit) with args
+// as JSON on stdin, and decodes the JSON the script emits into result.
+func Run(script string, args, result any, timeout time.Duration) error {
+	in, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("encoding the baseline's arguments: %w", err)
+	}
+	f, err := os.CreateTemp("", "baseline-*.py")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(prelude + "\n" + script); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	cmd := exec.Command(Python(), f.Name())
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", Python(), err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("the PyTorch baseline ran over %v", timeout)
+	}
+	if err != nil {
+		return fmt.Errorf("the PyTorch baseline failed: %v\n%s", err, tail(stderr.String(), 2000))
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	last := lines[len(lines)-1]
+	if err := json.Unmarshal([]byte(last), result); err != nil {
+		return fmt.Errorf("reading the baseline's result %q: %w", tail(last, 200), err)
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// Timing is the prelude's bench() result.
+type Timing struct {
+	MedianMS float64   `json:"median_ms"`
+	MinMS    float64   `json:"min_ms"`
+	MaxMS    float64   `json:"max_ms"`
+	Samples  []float64 `json:"samples_ms"`
+}

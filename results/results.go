@@ -1,0 +1,11 @@
+// Package results holds the recorded results of a real GPU run of the reproduce command: one JSON
+// receipt per lesson (<lesson>.json), with report.md and the plots beside them. The no-GPU mode shows
+// these, labelled with the device and the date they were measured on.
+package results
+
+import "embed"
+
+// FS holds the recorded JSON runs.
+//
+//go:embed *.json
+var FS embed.FS
