@@ -80,15 +80,15 @@ if [ ! -x "$gobin/gonb" ] || [ ! -f "$stamp" ]; then
   (cd "$root" && go install github.com/janpfeifer/gonb)
   touch "$stamp"
 fi
-install_pinned() { # name module@version package
+install_pinned() { # name package version
   [ -x "$gobin/$1" ] && return 0
-  say "building $1 ($2)"
+  say "building $1 ($2@$3)"
   tmp=$(mktemp -d)
-  (cd "$tmp" && go mod init "setup$1" >/dev/null 2>&1 && go get "$2" >/dev/null 2>&1 && go install "$3")
+  (cd "$tmp" && go mod init "setup$1" >/dev/null 2>&1 && go get "$2@$3" && go install "$2")
   rm -rf "$tmp"
 }
-install_pinned goimports golang.org/x/tools@v0.38.0 golang.org/x/tools/cmd/goimports
-install_pinned gopls golang.org/x/tools/gopls@v0.21.1 golang.org/x/tools/gopls
+install_pinned goimports golang.org/x/tools/cmd/goimports v0.52.0
+install_pinned gopls golang.org/x/tools/gopls v0.21.1
 kdir=$(jupyter --data-dir 2>/dev/null || echo "$HOME/.local/share/jupyter")/kernels/gonb
 if [ ! -f "$kdir/kernel.json" ] || ! grep -q "$gobin/gonb" "$kdir/kernel.json"; then
   say "registering the GoNB kernel with Jupyter"

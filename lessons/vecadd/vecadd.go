@@ -110,24 +110,39 @@ type Problem struct {
 	A, B, C *gpu.Buffer[float32]
 	want    []float64
 	env     *lab.Env
+	owned   []*gpu.Buffer[float32]
 }
 
 // NewProblem uploads fresh random inputs of n elements and computes the reference.
 func NewProblem(env *lab.Env, n int, seed uint64) (*Problem, error) {
+	return NewProblemAt(env, n, seed, 0)
+}
+
+// NewProblemAt is NewProblem with each buffer starting offset elements into its allocation, so that
+// a test can hand the kernels pointers that are not 16-byte aligned.
+func NewProblemAt(env *lab.Env, n int, seed uint64, offset int) (*Problem, error) {
 	if !env.GPU() {
 		return nil, fmt.Errorf("vecadd: running kernels needs a GPU (%s)", env.Mode)
 	}
 	a, b := Inputs(n, seed)
 	p := &Problem{N: n, want: Reference(a, b), env: env}
-	var err error
-	if p.A, err = gpu.Upload(env.Session, a); err != nil {
-		return nil, err
+	for _, buf := range []**gpu.Buffer[float32]{&p.A, &p.B, &p.C} {
+		whole, err := gpu.Alloc[float32](env.Session, n+offset)
+		if err != nil {
+			p.Free()
+			return nil, err
+		}
+		p.owned = append(p.owned, whole)
+		if *buf, err = whole.View(offset, n); err != nil {
+			p.Free()
+			return nil, err
+		}
 	}
-	if p.B, err = gpu.Upload(env.Session, b); err != nil {
+	if err := p.A.CopyFromHost(a); err != nil {
 		p.Free()
 		return nil, err
 	}
-	if p.C, err = gpu.Alloc[float32](env.Session, n); err != nil {
+	if err := p.B.CopyFromHost(b); err != nil {
 		p.Free()
 		return nil, err
 	}
@@ -136,15 +151,31 @@ func NewProblem(env *lab.Env, n int, seed uint64) (*Problem, error) {
 
 // Free releases the problem's buffers.
 func (p *Problem) Free() {
-	p.A.Free()
-	p.B.Free()
-	p.C.Free()
+	for _, b := range p.owned {
+		b.Free()
+	}
+	p.owned = nil
+}
+
+// Aligned16 reports whether every buffer starts on a 16-byte boundary, as float4 loads need.
+func Aligned16(bufs ...gpu.DevicePointer) bool {
+	for _, b := range bufs {
+		if b.DevicePtr()%16 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Launcher compiles a step and returns a function that launches it on p (queues it, no wait).
+// The float4 step falls back to the grid-stride kernel when a buffer is not 16-byte aligned, and
+// an empty problem launches nothing.
 func Launcher(env *lab.Env, s Step, src string, p *Problem) (func() error, *lab.Program, error) {
 	if err := s.Validate(p.N); err != nil {
 		return nil, nil, err
+	}
+	if s.Kernel == "add_float4" && !Aligned16(p.A, p.B, p.C) {
+		s, src = Steps[1], ""
 	}
 	prog, err := env.Build(sourceOf(s, src), s.Kernel)
 	if err != nil {
@@ -153,6 +184,9 @@ func Launcher(env *lab.Env, s Step, src string, p *Problem) (func() error, *lab.
 	k, err := prog.Kernel(s.Kernel)
 	if err != nil {
 		return nil, prog, err
+	}
+	if p.N == 0 {
+		return func() error { return nil }, prog, nil
 	}
 	cfg := gpu.Config{Grid: gpu.D1(s.Grid(env.Session.Device, p.N)), Block: gpu.D1(Block)}
 	args := append([]any{p.A, p.B, p.C}, s.Args(p.N)...)

@@ -1,0 +1,111 @@
+// Command reproduce runs the suite's lessons headless on the GPU, with no Jupyter: for each lesson it
+// measures every step and baseline, prints the tables, and writes into the output folder the JSON
+// receipt (<lesson>.json), the figures (PNG and SVG) and a Markdown report (report.md).
+//
+//	go run ./cmd/reproduce -out out            # every lesson
+//	go run ./cmd/reproduce -lessons 00,01 -quick
+//
+// Copy the output folder's JSON, report and figures into results/ to update what the no-GPU mode
+// shows. Without a GPU (the nocuda build) it says so and exits with status 2.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cudalessons/cudalessons/helpers/charts"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/lessons"
+)
+
+func main() {
+	out := flag.String("out", "out", "output folder for receipts, figures and report.md")
+	pick := flag.String("lessons", "", "comma-separated lesson ID prefixes (default: all)")
+	quick := flag.Bool("quick", false, "fewer repetitions and sweep points")
+	refresh := flag.Bool("refresh-bandwidth", false, "measure the copy bandwidth again instead of using the cached figure")
+	flag.Parse()
+	if err := run(*out, *pick, *quick, *refresh); err != nil {
+		fmt.Fprintln(os.Stderr, "reproduce:", err)
+		if errors.Is(err, gpu.ErrNoGPU) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(out, pick string, quick, refresh bool) error {
+	var prefixes []string
+	if pick != "" {
+		prefixes = strings.Split(pick, ",")
+	}
+	todo, err := lessons.Pick(prefixes)
+	if err != nil {
+		return err
+	}
+	env, err := lab.OpenWith(lab.Options{Quick: quick, RefreshCopyBandwidth: refresh})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if !env.GPU() {
+		return fmt.Errorf("the reproduce command measures on a GPU: %w (the recorded results are in results/)", env.Why)
+	}
+	fmt.Println(env.Banner())
+	var report strings.Builder
+	fmt.Fprintf(&report, "# Reproduced results\n\n%s\n\n", env.Receipt)
+	var failed []string
+	for _, l := range todo {
+		start := time.Now()
+		fmt.Printf("\n=== %s: %s\n", l.ID, l.Title)
+		r, err := l.Run(env, quick)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s failed: %v\n", l.ID, err)
+			fmt.Fprintf(&report, "## %s\n\nFAILED: %v\n\n", l.Title, err)
+			failed = append(failed, l.ID)
+			continue
+		}
+		if err := write(out, l, r, &report); err != nil {
+			return err
+		}
+		fmt.Printf("(%s in %.0f s)\n", l.ID, time.Since(start).Seconds())
+	}
+	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nwrote %s\n", out)
+	if len(failed) > 0 {
+		return fmt.Errorf("lessons failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+func write(out string, l lab.Lesson, r *record.Run, report *strings.Builder) error {
+	if err := r.Save(filepath.Join(out, l.ID+".json")); err != nil {
+		return err
+	}
+	fmt.Fprintf(report, "## %s\n\n", l.Title)
+	for _, t := range l.Tables(r) {
+		fmt.Println(t.Text())
+		fmt.Fprintln(report, t.Markdown())
+	}
+	figs, err := l.Figures(r)
+	if err != nil {
+		return fmt.Errorf("%s figures: %w", l.ID, err)
+	}
+	for _, f := range figs {
+		for _, ext := range []string{".svg", ".png"} {
+			if err := charts.Save(f.Plot, filepath.Join(out, f.Name+ext)); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(report, "![%s](%s.svg)\n\n", f.Plot.Title.Text, f.Name)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+//go:build !nocuda
+
+package gpu_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+)
+
+func open(t *testing.T) *gpu.Session {
+	t.Helper()
+	s, err := gpu.Open()
+	if err != nil {
+		t.Fatalf("the default build needs a GPU (use -tags nocuda without one): %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+const scaleSrc = `extern "C" __global__ void scale(float *x, float a, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) x[i] *= a;
+}
+extern "C" __global__ void big_smem(float *x) {
+	extern __shared__ float tile[];
+	tile[threadIdx.x] = threadIdx.x;
+	__syncthreads();
+	x[threadIdx.x] = tile[blockDim.x - 1 - threadIdx.x];
+}`
+
+func kernels(t *testing.T, s *gpu.Session) *gpu.Module {
+	t.Helper()
+	res, err := compile.PTX(compile.Source{Name: "scale.cu", Code: scaleSrc}, compile.Options{Arch: s.Device.Arch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Load(res.PTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestDeviceInfo(t *testing.T) {
+	s := open(t)
+	d := s.Device
+	t.Logf("%v; peak %.1f TFLOP/s, DRAM %.0f GB/s", d, d.PeakFP32GFLOPS()/1e3, d.TheoreticalBandwidthGBs())
+	if d.SMs < 1 || d.MaxThreadsPerBlock < 512 || d.L2Bytes < 1<<20 || d.MemBytes < 1<<30 || d.ClockMHz < 100 || d.DriverVersion < 11000 {
+		t.Errorf("implausible device facts: %+v", d)
+	}
+}
+
+func TestBuffersRoundTripPoisonAndViews(t *testing.T) {
+	s := open(t)
+	host := []float32{1, 2, 3, 4, 5}
+	b, err := gpu.Upload(s, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	got, err := b.ToHost()
+	if err != nil || got[4] != 5 {
+		t.Fatalf("round trip: %v %v", got, err)
+	}
+	v, err := b.View(1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.DevicePtr()-b.DevicePtr() != 4 {
+		t.Errorf("view offset %d bytes, want 4", v.DevicePtr()-b.DevicePtr())
+	}
+	if err := v.Poison(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = b.ToHost()
+	if got[0] != 1 || !math.IsNaN(float64(got[1])) || !math.IsNaN(float64(got[3])) || got[4] != 5 {
+		t.Errorf("poisoning a view: %v", got)
+	}
+	if _, err := b.View(3, 5); err == nil {
+		t.Error("a view past the end was allowed")
+	}
+	h, _ := gpu.Alloc[uint16](s, 3)
+	defer h.Free()
+	h.Poison()
+	if hs, _ := h.ToHost(); hs[2] != 0x7E00 {
+		t.Errorf("half poison %#x", hs[2])
+	}
+}
+
+func TestLaunchAndLimits(t *testing.T) {
+	s := open(t)
+	m := kernels(t, s)
+	k, err := m.Kernel("scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Attrs.Registers < 1 || k.Attrs.MaxThreadsPerBlock < 256 {
+		t.Errorf("attributes %+v", k.Attrs)
+	}
+	x, _ := gpu.Upload(s, []float32{1, 2, 3})
+	defer x.Free()
+	if err := k.Launch(gpu.Config{Grid: gpu.D1(1), Block: gpu.D1(32)}, x, float32(2), int32(3)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := x.ToHost(); got[0] != 2 || got[2] != 6 {
+		t.Errorf("scale gave %v", got)
+	}
+	if err := k.Launch(gpu.Config{Grid: gpu.D1(1), Block: gpu.D1(2048)}, x, float32(2), int32(3)); err == nil {
+		t.Error("a 2048-thread block launched")
+	}
+	if err := k.Launch(gpu.Config{Grid: gpu.D1(1), Block: gpu.D1(32)}, x, float32(2), 3); err == nil || !strings.Contains(err.Error(), "int32") {
+		t.Errorf("a Go int argument: %v", err)
+	}
+	if _, err := m.Kernel("nope"); err == nil || !strings.Contains(err.Error(), "extern") {
+		t.Errorf("a missing kernel: %v", err)
+	}
+
+	// Dynamic shared memory above the 48 KiB default needs the opt-in that Launch does.
+	big, err := m.Kernel("big_smem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := gpu.Alloc[float32](s, 1024)
+	defer y.Free()
+	if err := big.Launch(gpu.Config{Grid: gpu.D1(1), Block: gpu.D1(1024), SharedBytes: 64 << 10}, y); err != nil {
+		t.Fatalf("64 KiB of dynamic shared memory: %v", err)
+	}
+	if got, _ := y.ToHost(); got[0] != 1023 {
+		t.Errorf("big_smem gave %v", got[0])
+	}
+	occ, err := k.Occupancy(256, 0)
+	if err != nil || occ.BlocksPerSM < 1 {
+		t.Errorf("occupancy %+v %v", occ, err)
+	}
+	est := gpu.EstimateOccupancy(s.Device, k.Attrs, 256, 0)
+	if est.BlocksPerSM != occ.BlocksPerSM {
+		t.Errorf("estimated %d blocks per SM, the driver says %d", est.BlocksPerSM, occ.BlocksPerSM)
+	}
+}
+
+func TestOutOfMemoryIsAClearError(t *testing.T) {
+	s := open(t)
+	_, err := gpu.Alloc[float32](s, int(s.Device.MemBytes)) // 4x the device's memory
+	if err == nil || !strings.Contains(err.Error(), "free of") {
+		t.Errorf("allocating 4x the memory: %v", err)
+	}
+}
+
+func TestElapsed(t *testing.T) {
+	s := open(t)
+	b, _ := gpu.Alloc[uint32](s, 64<<20)
+	defer b.Free()
+	ms, err := s.Elapsed(b.Zero)
+	if err != nil || ms <= 0 || ms > 1000 {
+		t.Errorf("zeroing 256 MiB took %v ms (%v)", ms, err)
+	}
+}
