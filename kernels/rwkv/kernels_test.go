@@ -1,0 +1,36 @@
+package rwkv
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
+)
+
+// TestEveryKernelCompiles compiles every embedded kernel with NVRTC for Ampere and Hopper: no GPU
+// is needed, so CUDA errors show here.
+func TestEveryKernelCompiles(t *testing.T) {
+	fs := Files()
+	if len(fs) < 7 {
+		t.Fatalf("only %d kernel files embedded: %v", len(fs), fs)
+	}
+	for _, f := range fs {
+		src, err := Source(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(src.Code, `extern "C"`) {
+			t.Errorf("%s: kernels must be extern \"C\" (unmangled names)", f)
+		}
+		for _, arch := range []string{"compute_80", "compute_90"} {
+			res, err := compile.PTX(src, compile.Options{Arch: arch})
+			if err != nil {
+				t.Errorf("%s for %s: %v", f, arch, err)
+				continue
+			}
+			if res.Log != "" {
+				t.Logf("%s for %s: %s", f, arch, res.Log)
+			}
+		}
+	}
+}
