@@ -44,8 +44,9 @@ type Options struct {
 	NoCache bool
 }
 
-// DefaultArch is used when Options.Arch is empty: Volta, which every GPU of the last years can JIT.
-const DefaultArch = "compute_70"
+// DefaultArch is used when Options.Arch is empty: Turing (sm_75), the oldest architecture NVRTC 13
+// still targets (CUDA 13 dropped Volta and older).
+const DefaultArch = "compute_75"
 
 // Result is a compiled kernel: its PTX, NVRTC's log (warnings) and how it was obtained.
 type Result struct {

@@ -1,8 +1,11 @@
 package lab
 
 import (
+	"path/filepath"
+
 	"gonum.org/v1/plot"
 
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
@@ -33,4 +36,40 @@ func (e *Env) Results(l Lesson, quick bool) (*record.Run, error) {
 		return e.Recorded(l.ID)
 	}
 	return l.Run(e, quick)
+}
+
+// Keep saves a run measured in a notebook cell so that later cells (each a new process) can show
+// it again without measuring again.
+func (e *Env) Keep(run *record.Run) error {
+	path, err := keptPath(run.Lesson)
+	if err != nil {
+		return err
+	}
+	return run.Save(path)
+}
+
+// Last returns the run of a lesson that an earlier cell kept on this GPU, measuring it now when
+// there is none; in the no-GPU mode it is the recorded run.
+func (e *Env) Last(l Lesson, quick bool) (*record.Run, error) {
+	if !e.GPU() {
+		return e.Recorded(l.ID)
+	}
+	if path, err := keptPath(l.ID); err == nil {
+		if run, err := record.Load(path); err == nil && run.Receipt.Device.Name == e.Receipt.Device.Name {
+			return run, nil
+		}
+	}
+	run, err := l.Run(e, quick)
+	if err != nil {
+		return nil, err
+	}
+	return run, e.Keep(run)
+}
+
+func keptPath(lesson string) (string, error) {
+	dir, err := compile.CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(dir), "runs", lesson+".json"), nil
 }

@@ -33,6 +33,9 @@ type Receipt struct {
 	Host          string         `json:"host,omitempty"`
 }
 
+// PeakFP32 is the FP32 peak in TFLOP/s.
+func (r Receipt) PeakFP32() float64 { return r.PeakGFLOPS / 1e3 }
+
 // String is a one-paragraph receipt for captions.
 func (r Receipt) String() string {
 	torch := ""

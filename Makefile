@@ -1,0 +1,29 @@
+# The two commands: `make notebooks` starts Jupyter on notebooks/ with the GoNB kernel, `make test`
+# runs the whole test suite. Both install what is missing first (.ci/setup.sh). The mode is chosen
+# automatically: with an NVIDIA GPU the default build; without one the nocuda build (no-GPU mode).
+
+SHELL := /bin/bash
+MODE := $(shell bash .ci/mode.sh)
+TAGS := $(if $(filter nogpu,$(MODE)),-tags=nocuda,)
+PORT ?= 8888
+IP ?= 127.0.0.1
+OUT ?= out
+ARGS ?=
+
+.PHONY: setup notebooks test reproduce
+
+setup:
+	@bash .ci/setup.sh
+
+notebooks: setup
+	@echo "Starting Jupyter in $(MODE) mode on http://$(IP):$(PORT)"
+	@source .ci/env.sh && cd notebooks && GOFLAGS="$(TAGS) $$GOFLAGS" \
+		jupyter notebook --no-browser --ip=$(IP) --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+test: setup
+	@bash .ci/test.sh
+
+# The headless reproduce command: every lesson on the GPU, tables printed, receipts, figures and a
+# report written to $(OUT). For example: make reproduce ARGS="-lessons 01 -quick".
+reproduce: setup
+	@source .ci/env.sh && go run ./cmd/reproduce -out $(OUT) $(ARGS)

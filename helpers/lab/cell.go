@@ -1,0 +1,65 @@
+package lab
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// Cell is how a notebook cell uses the lab: it opens the env, runs body, shows any error (a compile
+// error with its source lines) instead of crashing the cell, and closes the env. Each GoNB cell is a
+// new process, so each opens its own env; the copy bandwidth and compiled PTX come from disk caches.
+func Cell(body func(env *Env) error) {
+	env, err := Open()
+	if err != nil {
+		show.Error(err)
+		return
+	}
+	defer env.Close()
+	if err := body(env); err != nil {
+		show.Error(err)
+	}
+}
+
+// Doctor is the setup check: is there a GPU, which driver and NVRTC, which compute capability,
+// which mode runs and why.
+func Doctor(env *Env) show.Table {
+	t := show.Table{Title: "Doctor", Header: []string{"check", "finding"}}
+	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
+	add("mode", env.Mode.String())
+	if env.GPU() {
+		d := env.Receipt.Device
+		add("GPU", d.String())
+		add("compute capability", d.ComputeCapability()+" (kernels compile for "+env.Arch()+")")
+		add("driver", fmt.Sprintf("%s, CUDA %s", env.Receipt.DriverRelease, env.Receipt.CUDADriver))
+		add("SMs, clock", fmt.Sprintf("%d SMs at %d MHz: FP32 peak %.1f TFLOP/s", d.SMs, d.ClockMHz, env.Receipt.PeakFP32()))
+		add("memory", fmt.Sprintf("%.1f GiB, %d-bit bus at %d MHz: %.0f GB/s on paper, %.0f GB/s measured (device copy)",
+			float64(d.MemBytes)/(1<<30), d.MemBusWidthBits, d.MemClockMHz, d.TheoreticalBandwidthGBs(), env.Receipt.CopyGBps))
+		add("L2, shared memory", fmt.Sprintf("L2 %d MiB; shared memory %d KiB per block (%d KiB opt-in), %d KiB per SM",
+			d.L2Bytes>>20, d.MaxSharedPerBlock>>10, d.MaxSharedPerBlockOptin>>10, d.MaxSharedPerSM>>10))
+		add("cgo headers", "cuda.h "+env.Receipt.CUDAHeaders+" (gorgonia.org/cu builds against 11.8/12.x headers and runs on newer drivers)")
+	} else {
+		add("why", env.Why.Error())
+		if out, err := exec.Command("nvidia-smi", "-L").CombinedOutput(); err == nil {
+			add("nvidia-smi", strings.TrimSpace(string(out))+" — a GPU is present: start the notebooks without the nocuda tag (make notebooks picks it)")
+		} else {
+			add("nvidia-smi", "not found or no GPU answered")
+		}
+		if env.Receipt.Device.Name != "" {
+			add("recorded results", fmt.Sprintf("%s, driver %s, measured %s", env.Receipt.Device.Name, env.Receipt.DriverRelease, dateOf(env.Receipt.Date)))
+		}
+	}
+	add("NVRTC", env.Receipt.NVRTC)
+	if inc, err := compile.IncludeDir(); err == nil {
+		add("CUDA headers for NVRTC", inc)
+	} else {
+		add("CUDA headers for NVRTC", err.Error())
+	}
+	if dir, err := compile.CacheDir(); err == nil {
+		add("PTX cache", dir)
+	}
+	return t
+}

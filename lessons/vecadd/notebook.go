@@ -1,0 +1,72 @@
+package vecadd
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+	kv "github.com/cudalessons/cudalessons/kernels/vecadd"
+)
+
+// Walk is one step of the notebook: the kernel's source, its compile report, then (GPU mode) a
+// correctness check on a poisoned output and a timing at TableN, or (no-GPU mode) the recorded ones.
+func Walk(env *lab.Env, step string) error {
+	s, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	src, err := kv.Source(s.File)
+	if err != nil {
+		return err
+	}
+	show.Source(src.Name, src.Code)
+	return Try(env, step, "")
+}
+
+// Try compiles code in place of a step's kernel (same name and parameters), shows its compile
+// report, and in the GPU mode checks it against the reference and times it beside the naive step.
+// It is how a reader edits a kernel in the notebook and reruns it.
+func Try(env *lab.Env, step, code string) error {
+	s, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	prog, err := env.Build(sourceOf(s, code), s.Kernel)
+	if err != nil {
+		return err
+	}
+	show.Reports("compile report", []record.KernelReport{prog.Report(s.Kernel, Block, 0)}).Display()
+	if !env.GPU() {
+		rec, err := env.Recorded(ID)
+		if err != nil {
+			return err
+		}
+		if r, ok := rec.Find("add", s.Name, 0); ok && code == "" {
+			show.Records("recorded "+s.Name, []record.Record{r}, rec.Receipt, "device copy").Display()
+		}
+		show.Note(show.Info, "The kernel compiled. Running it needs a GPU; the recorded numbers of the original step are above.")
+		return nil
+	}
+	p, err := NewProblem(env, TableN, 11)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	var recs []record.Record
+	for _, variant := range []struct {
+		s    Step
+		code string
+	}{{Steps[0], ""}, {s, code}} {
+		rec, err := p.Measure(variant.s, variant.code)
+		if variant.code != "" || variant.s.Name != Steps[0].Name {
+			rec.Variant = variant.s.Name + " (this cell)"
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", rec.Variant, err)
+		}
+		recs = append(recs, rec)
+	}
+	show.Records(fmt.Sprintf("%s at n = %d", s.Name, TableN), recs, env.Receipt, "naive").Display()
+	return nil
+}
