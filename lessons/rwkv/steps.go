@@ -1,0 +1,223 @@
+package rwkv
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	kr "github.com/cudalessons/cudalessons/kernels/rwkv"
+)
+
+// ID names the lesson's results and notebook.
+const ID = "01_rwkv"
+
+// BF is the number of batch rows of one channel a block of v3 and v4 computes (the article's 8).
+const BF = 8
+
+// TMax is the largest T of the steps that keep one thread per output (or per four) and static
+// shared rows: v0 to v4 and the exercises.
+const TMax = 1024
+
+// Launch is how a step runs on a shape: the launch configuration and the kernel's arguments after
+// the common (w, k, out, eps, B, C, T).
+type Launch struct {
+	Config gpu.Config
+	Extra  []any
+}
+
+// Step is one rung of the forward ladder: its source file, kernel, tolerance, and a Plan that
+// refuses a shape the kernel cannot take (with an error naming the limit) before any launch.
+type Step struct {
+	Name   string // "v0 naive"
+	File   string // in kernels/rwkv
+	Kernel string
+	DType  string // "float32", or "tf32" for the tensor-core step
+	Tol    check.Tolerance
+	Idea   string // one line: what changed
+	// Plan returns the launch for shape s on device d, or why the kernel cannot take s.
+	Plan func(s Shape, d gpu.DeviceInfo) (Launch, error)
+}
+
+func needT(name string, s Shape, maxT, mult int) error {
+	if s.T > maxT {
+		return fmt.Errorf("rwkv %s: T = %d is over the kernel's limit T <= %d", name, s.T, maxT)
+	}
+	if mult > 1 && s.T%mult != 0 {
+		return fmt.Errorf("rwkv %s: T = %d is not a multiple of %d, which the kernel needs (T %% %d == 0)", name, s.T, mult, mult)
+	}
+	return nil
+}
+
+func needB(name string, s Shape, mult int) error {
+	if s.B%mult != 0 {
+		return fmt.Errorf("rwkv %s: B = %d is not a multiple of %d, which the kernel needs (B %% %d == 0)", name, s.B, mult, mult)
+	}
+	return nil
+}
+
+// sharedLimit is the device's opt-in shared memory per block, or the H100's when unknown.
+func sharedLimit(d gpu.DeviceInfo) int {
+	if d.MaxSharedPerBlockOptin > 0 {
+		return d.MaxSharedPerBlockOptin
+	}
+	if d.MaxSharedPerBlock > 0 {
+		return d.MaxSharedPerBlock
+	}
+	return 227 << 10
+}
+
+func needShared(name string, s Shape, d gpu.DeviceInfo, bytes int) error {
+	if lim := sharedLimit(d); bytes > lim {
+		return fmt.Errorf("rwkv %s: T = %d needs %d bytes of shared memory per block, over the device's limit of %d bytes", name, s.T, bytes, lim)
+	}
+	return nil
+}
+
+// V5Tile is the outputs per lane of v5, and V5Rows its batch rows per block (one per lane).
+const (
+	V5Tile  = 16
+	V5Rows  = 32
+	V5Block = 256
+)
+
+// V5Layout is v5's padded length Tpad (T rounded up to the tile) and shared row stride S (the
+// smallest S >= Tpad + tile with S % 32 == 4, for conflict-free float4 loads), and its shared bytes.
+func V5Layout(T int) (tpad, stride, bytes int) {
+	tpad = gpu.CeilDiv(T, V5Tile) * V5Tile
+	stride = tpad + V5Tile
+	for stride%32 != 4 {
+		stride++
+	}
+	return tpad, stride, 4 * (tpad + V5Rows*stride)
+}
+
+// V6Shared is the dynamic shared memory of v6: K (32 rows of T+8) and the skewed W array (8 rows of
+// T+40), TF32-rounded floats.
+func V6Shared(T int) int { return 4 * (32*(T+8) + 8*(T+32+8)) }
+
+// V6Warps is v6's warps per block: the column tiles come in mirrored pairs, spread evenly over at
+// most 16 warps.
+func V6Warps(T int) int {
+	pairs := max(1, (T/32+1)/2)
+	per := gpu.CeilDiv(pairs, 16)
+	return gpu.CeilDiv(pairs, per)
+}
+
+func rowsGrid(s Shape) gpu.Dim { return gpu.D1(s.B * s.C) }
+
+// Steps are the forward ladder, in order.
+var Steps = []Step{
+	{Name: "v0 naive", File: "0_naive.cu", Kernel: "rwkv_fwd_v0", DType: "float32", Tol: check.FP32,
+		Idea: "one thread per output, global memory",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			if err := needT("v0 naive", s, TMax, 1); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: rowsGrid(s), Block: gpu.D1(s.T)}}, nil
+		}},
+	{Name: "v1 shared", File: "1_shared.cu", Kernel: "rwkv_fwd_v1", DType: "float32", Tol: check.FP32,
+		Idea: "w and k rows staged in shared memory",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			if err := needT("v1 shared", s, TMax, 1); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: rowsGrid(s), Block: gpu.D1(s.T)}}, nil
+		}},
+	{Name: "v2 float4", File: "2_float4.cu", Kernel: "rwkv_fwd_v2", DType: "float32", Tol: check.FP32,
+		Idea: "4 outputs per thread, k reused 4x, float4 loads",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			if err := needT("v2 float4", s, TMax, 4); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: rowsGrid(s), Block: gpu.D1(s.T / 4)}}, nil
+		}},
+	{Name: "v3 batch group", File: "3_batch_group.cu", Kernel: "rwkv_fwd_v3", DType: "float32", Tol: check.FP32,
+		Idea: "8 batch rows of one channel per block, w reused 8x",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			if err := needT("v3 batch group", s, TMax, 4); err != nil {
+				return Launch{}, err
+			}
+			if err := needB("v3 batch group", s, BF); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * s.B / BF), Block: gpu.D1(s.T / 4)}}, nil
+		}},
+	{Name: "v4 balanced", File: "4_balanced.cu", Kernel: "rwkv_fwd_v4", DType: "float32", Tol: check.FP32,
+		Idea: "each thread takes groups q and Q-1-q: equal work per thread",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			if err := needT("v4 balanced", s, TMax, 8); err != nil {
+				return Launch{}, err
+			}
+			if err := needB("v4 balanced", s, BF); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * s.B / BF), Block: gpu.D1(s.T / 8)}}, nil
+		}},
+	{Name: "v5 register tile", File: "5_register_tile.cu", Kernel: "rwkv_fwd_v5", DType: "float32", Tol: check.FP32,
+		Idea: "lanes = 32 batch rows, 16 outputs per lane in registers, sliding k window",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			tpad, stride, bytes := V5Layout(s.T)
+			if err := needShared("v5 register tile", s, d, bytes); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * gpu.CeilDiv(s.B, V5Rows)), Block: gpu.D1(V5Block), SharedBytes: bytes},
+				Extra: []any{int32(tpad), int32(stride)}}, nil
+		}},
+	{Name: "v6 tensor core tf32", File: "6_tensorcore_tf32.cu", Kernel: "rwkv_fwd_v6", DType: "tf32", Tol: check.TF32,
+		Idea: "per channel a product with a triangular Toeplitz matrix on TF32 tensor cores",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			if d.Major > 0 && d.Major < 8 {
+				return Launch{}, fmt.Errorf("rwkv v6 tensor core tf32: TF32 tensor cores need compute capability 8.0 or newer, this GPU is %s", d.ComputeCapability())
+			}
+			if s.T%32 != 0 {
+				return Launch{}, fmt.Errorf("rwkv v6 tensor core tf32: T = %d is not a multiple of 32, which the kernel needs (T %% 32 == 0)", s.T)
+			}
+			if err := needB("v6 tensor core tf32", s, 32); err != nil {
+				return Launch{}, err
+			}
+			bytes := V6Shared(s.T)
+			if err := needShared("v6 tensor core tf32", s, d, bytes); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * s.B / 32), Block: gpu.D1(32 * V6Warps(s.T)), SharedBytes: bytes}}, nil
+		}},
+}
+
+// StepByName finds a step by its name or its version prefix ("v5").
+func StepByName(name string) (Step, error) {
+	for _, s := range Steps {
+		if s.Name == name || (len(name) >= 2 && len(s.Name) > len(name) && s.Name[:len(name)] == name && s.Name[len(name)] == ' ') {
+			return s, nil
+		}
+	}
+	return Step{}, fmt.Errorf("rwkv: no step %q", name)
+}
+
+// Source is a step's CUDA source: code when not empty (a reader's kernel), the embedded file otherwise.
+func (st Step) Source(code string) (compile.Source, error) {
+	if code != "" {
+		return compile.Source{Name: "my_" + st.File, Code: code}, nil
+	}
+	return kr.Source(st.File)
+}
+
+// Validate checks the shape against the step's limits without launching.
+func (st Step) Validate(s Shape, d gpu.DeviceInfo) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	_, err := st.Plan(s, d)
+	return err
+}
+
+// ForwardWork is the forward's useful work: 2*B*C*T(T+1)/2 FLOPs and the minimum DRAM traffic.
+func ForwardWork(s Shape) bench.Work {
+	return bench.Work{FLOPs: s.ForwardFLOPs(), Bytes: s.ForwardBytes()}
+}
+
+// BackwardWork is the backward's (dk and dw) useful work and minimum traffic.
+func BackwardWork(s Shape) bench.Work {
+	return bench.Work{FLOPs: s.BackwardFLOPs(), Bytes: s.BackwardBytes()}
+}
