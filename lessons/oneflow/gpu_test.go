@@ -1,0 +1,199 @@
+//go:build !nocuda
+
+package oneflow
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/kernels/oneflow/solutions"
+)
+
+func openGPU(t *testing.T) *lab.Env {
+	t.Helper()
+	env, err := lab.OpenWith(lab.Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !env.GPU() {
+		env.Close()
+		t.Skip("no GPU: ", env.Why)
+	}
+	t.Cleanup(func() { env.Close() })
+	return env
+}
+
+// Every elementwise kernel, both dtypes, on odd sizes and on aligned and misaligned views, on fresh
+// random inputs with a NaN-poisoned output, against the float64 product.
+func TestMulKernels(t *testing.T) {
+	env := openGPU(t)
+	for _, d := range DTypes {
+		for _, n := range []int{0, 1, 7, 8, 9, 255, 1001, 1<<20 + 3} {
+			for _, off := range []int{0, 1, 4} {
+				p, err := NewMulProblem(env, d, n, uint64(n+off), off)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range MulSteps {
+					res, plan, err := p.Check(s, "")
+					if err != nil {
+						t.Fatalf("%s %s n=%d off=%d: %v", s.Name, d, n, off, err)
+					}
+					if !res.OK {
+						t.Errorf("%s %s n=%d off=%d (%s): %v", s.Name, d, n, off, plan.Kernel, res.Err())
+					}
+					misaligned := (off*d.Size())%16 != 0
+					if s.Name == "packed" && misaligned != strings.Contains(plan.Kernel, "pack1") {
+						t.Errorf("%s n=%d off=%d: kernel %s", d, n, off, plan.Kernel)
+					}
+				}
+				p.Free()
+			}
+		}
+	}
+}
+
+// Every atomics step on random inputs in {-1, 0, 1}: every partial sum is an integer of magnitude
+// at most n <= 2048, exact in half whatever the order, so every step must return the exact sum.
+func TestDotKernelsExact(t *testing.T) {
+	env := openGPU(t)
+	for _, n := range []int{0, 1, 2, 3, 255, 256, 257, 1000, 2047} {
+		r := rand.New(rand.NewPCG(uint64(n), 9))
+		x, y := make([]float32, n), make([]float32, n)
+		want := 0.0
+		for i := range x {
+			x[i], y[i] = float32(r.IntN(3)-1), float32(r.IntN(3)-1)
+			want += float64(x[i]) * float64(y[i])
+		}
+		p, err := NewDotProblem(env, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range AtomicSteps {
+			got, err := p.Result(s, "")
+			if err != nil {
+				t.Fatalf("%s n=%d: %v", s.Name, n, err)
+			}
+			if got != want {
+				t.Errorf("%s n=%d: %g, want %g", s.Name, n, got, want)
+			}
+		}
+		// The fast atomic's other two branches: the high lane, and the plain half atomic.
+		for _, tg := range [][2]int{{1, 2}, {0, 1}} {
+			if err := p.SetTarget(tg[0], tg[1]); err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Result(AtomicSteps[2], "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("fast atomic into %d of %d, n=%d: %g, want %g", tg[0], tg[1], n, got, want)
+			}
+		}
+		p.Free()
+	}
+}
+
+// The pinned problem at 1M: each step equals the exact model of its own accumulation.
+func TestDotPinnedModel(t *testing.T) {
+	env := openGPU(t)
+	n := 1 << 20
+	p, err := PinnedDot(env, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	m := PinnedDotModel(n)
+	for _, s := range AtomicSteps {
+		got, err := p.Result(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != m.Want[s.Name] {
+			t.Errorf("%s: %.10g, model %.10g (float64 %.10g)", s.Name, got, m.Want[s.Name], m.Truth)
+		}
+	}
+}
+
+// Every upsample kernel, both dtypes and directions, on odd H and W, a batch of one, an empty
+// tensor, the article's shape, and misaligned views (the pack2x step then falls back).
+func TestUpsampleKernels(t *testing.T) {
+	env := openGPU(t)
+	for _, shape := range [][4]int{{1, 1, 1, 1}, {2, 3, 7, 9}, {1, 2, 5, 4}, {0, 3, 4, 4}, {3, 1, 1, 17}, ArticleShape} {
+		for _, d := range DTypes {
+			for _, off := range []int{0, 1} {
+				p, err := NewUpProblem(env, d, shape, uint64(shape[2]+off), off)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, dir := range []string{Forward, Backward} {
+					for _, s := range UpSteps {
+						res, plan, err := p.Check(s, dir, "")
+						if err != nil {
+							t.Fatalf("%s %s %s %v off=%d: %v", s.Name, dir, d, shape, off, err)
+						}
+						if !res.OK {
+							t.Errorf("%s %s %s %v off=%d (%s): %v", s.Name, dir, d, shape, off, plan.Kernel, res.Err())
+						}
+						if s.Name == "pack2x" && (off == 1) != plan.Generic {
+							t.Errorf("%s %v off=%d: kernel %s", d, shape, off, plan.Kernel)
+						}
+					}
+				}
+				p.Free()
+			}
+		}
+	}
+	if _, err := NewUpProblem(env, F32, [4]int{64, 64, 512, 512}, 1, 0); err == nil {
+		t.Error("a shape over the index limit was accepted")
+	}
+}
+
+// The starters and the solutions pass their exercises; a wrong kernel does not.
+func TestExercises(t *testing.T) {
+	env := openGPU(t)
+	for _, c := range []struct {
+		ex   Exercise
+		code string
+	}{{Exercise1, Exercise1.Starter}, {Exercise1, solutions.Exercise1}, {Exercise2, Exercise2.Starter}, {Exercise2, solutions.Exercise2}} {
+		res, err := CheckExercise(env, c.ex, c.code)
+		if err != nil || !res.Correct || res.MS <= 0 || res.BaseMS <= 0 {
+			t.Errorf("exercise %d: %+v %v", c.ex.Number, res, err)
+		}
+		t.Logf("exercise %d: %.1f µs vs %.1f µs", c.ex.Number, res.MS*1e3, res.BaseMS*1e3)
+	}
+	wrong := strings.Replace(solutions.Exercise1, "if (t < n) z[t]", "if (t < n - 1) z[t]", 1)
+	if _, err := CheckExercise(env, Exercise1, wrong); err == nil {
+		t.Error("a kernel that skips the last element passed exercise 1")
+	}
+}
+
+// The whole lesson in quick mode, with its tables, figures and targets (long: skipped by -short).
+func TestRunQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	env := openGPU(t)
+	run, err := Run(env, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range Tables(run) {
+		t.Log("\n" + tb.Text())
+	}
+	if _, err := Figures(run); err != nil {
+		t.Error(err)
+	}
+	for _, r := range run.Records {
+		if r.Kind == "kernel" && !r.Correct {
+			t.Errorf("%s %s %s: not correct", r.Case, r.Variant, r.DType)
+		}
+		if r.Kind == "kernel" && (r.MedianMS <= 0 || math.IsNaN(r.MedianMS)) {
+			t.Errorf("%s %s %s: no time", r.Case, r.Variant, r.DType)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package oneflow
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// Sections of the lesson, each runnable alone (a notebook cell runs one).
+const (
+	SecElementwise = "elementwise"
+	SecAtomics     = "atomics"
+	SecUpsample    = "upsample"
+)
+
+// Sections are the lesson's parts, in order.
+var Sections = []string{SecElementwise, SecAtomics, SecUpsample}
+
+// SweepSizes are the n of the elementwise size sweep: 1M to 256M elements, doubling (quick: x4,
+// up to 64M, plus the article's 32M).
+func SweepSizes(quick bool) []int {
+	var ns []int
+	if quick {
+		return []int{1 << 20, 4 << 20, 16 << 20, MulN, 64 << 20}
+	}
+	for n := 1 << 20; n <= 256<<20; n *= 2 {
+		ns = append(ns, n)
+	}
+	return ns
+}
+
+// Run measures the whole lesson: the three sections in one run.
+func Run(env *lab.Env, quick bool) (*record.Run, error) {
+	run := env.NewRun(ID)
+	for _, sec := range Sections {
+		part, err := RunSection(env, sec, quick)
+		if err != nil {
+			return nil, err
+		}
+		merge(run, part)
+	}
+	return run, nil
+}
+
+func merge(dst, src *record.Run) {
+	dst.Records = append(dst.Records, src.Records...)
+	dst.Kernels = append(dst.Kernels, src.Kernels...)
+	if src.Receipt.Torch != "" {
+		dst.Receipt.Torch = src.Receipt.Torch
+	}
+}
+
+// RunSection measures one section ("elementwise", "atomics" or "upsample").
+func RunSection(env *lab.Env, section string, quick bool) (*record.Run, error) {
+	if !env.GPU() {
+		return nil, fmt.Errorf("lesson %s: measuring needs a GPU (%s)", ID, env.Mode)
+	}
+	run := env.NewRun(ID)
+	switch section {
+	case SecElementwise:
+		return run, runElementwise(env, run, quick)
+	case SecAtomics:
+		prog := show.NewProgress("lesson 02: half atomics", len(AtomicSteps))
+		defer prog.Done()
+		return run, MeasureDot(env, DotN, run, prog.Step)
+	case SecUpsample:
+		return run, runUpsample(env, run)
+	}
+	return nil, fmt.Errorf("lesson %s: no section %q (sections: %v)", ID, section, Sections)
+}
+
+func copyRecord(env *lab.Env, caseName string) record.Record {
+	return env.WithTiming(record.Record{Case: caseName, Variant: "device copy", Kind: "baseline", DType: "bytes",
+		Shape: fmt.Sprintf("%d MiB copied", bench.CopyBytes>>20), Note: "cuMemcpyDtoD, bytes read + written: the 100% line"},
+		bench.Work{Bytes: 2 * bench.CopyBytes}, bench.Timing{Median: 2 * bench.CopyBytes / (env.Receipt.CopyGBps * 1e9) * 1e3})
+}
+
+func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
+	sweep := SweepSizes(quick)
+	prog := show.NewProgress("lesson 02: elementwise", len(DTypes)*(3+len(sweep)*len(MulSteps))+1)
+	defer prog.Done()
+	run.Add(copyRecord(env, "mul"))
+	maxN := slices.Max(sweep)
+	for _, d := range DTypes {
+		// The article's size, aligned and misaligned.
+		p, err := NewMulProblem(env, d, MulN, 1, 0)
+		if err != nil {
+			return err
+		}
+		for _, s := range MulSteps {
+			rec, err := p.Measure(s, "", s.Name)
+			if err != nil {
+				p.Free()
+				return err
+			}
+			run.Add(rec)
+			_, plan, pr, err := p.Launcher(s, "")
+			if err == nil {
+				run.Kernels = append(run.Kernels, pr.Report(plan.Kernel, Block, 0))
+			}
+			prog.Step(fmt.Sprintf("%s %s", s.Name, d))
+		}
+		p.Free()
+		q, err := NewMulProblem(env, d, MulN, 2, 1)
+		if err != nil {
+			return err
+		}
+		rec, err := q.Measure(MulSteps[1], "", "packed, misaligned (pack 1)")
+		q.Free()
+		if err != nil {
+			return err
+		}
+		run.Add(rec)
+		prog.Step("misaligned " + string(d))
+
+		// The sweep: one allocation of the largest size, views of it.
+		big, err := NewMulProblem(env, d, maxN, 3, 0)
+		if err != nil {
+			return err
+		}
+		for _, n := range sweep {
+			sub, err := big.Sub(n)
+			if err != nil {
+				big.Free()
+				return err
+			}
+			for _, s := range MulSteps {
+				rec, err := sub.Measure(s, "", s.Name)
+				if err != nil {
+					big.Free()
+					return err
+				}
+				rec.Case = "mul sweep"
+				run.Add(rec)
+				prog.Step(fmt.Sprintf("%s %s n=%d", s.Name, d, n))
+			}
+		}
+		big.Free()
+	}
+	if err := TorchBaselines(env, run, sweep, nil, "mul sweep"); err != nil {
+		run.Add(record.Record{Case: "unavailable", Variant: "PyTorch torch.mul", Kind: "baseline", Note: err.Error()})
+	} else {
+		for _, r := range run.Select("mul sweep") {
+			if r.Kind == "baseline" && r.Size == MulN {
+				r.Case = "mul"
+				run.Records = append(run.Records, r)
+			}
+		}
+	}
+	prog.Step("PyTorch")
+	return nil
+}
+
+func runUpsample(env *lab.Env, run *record.Run) error {
+	shapes := [][4]int{ArticleShape, LargeShape}
+	prog := show.NewProgress("lesson 02: upsample", len(shapes)*len(DTypes)*len(UpSteps)*2+1)
+	defer prog.Done()
+	run.Add(copyRecord(env, "upsample forward"))
+	for _, shape := range shapes {
+		for _, d := range DTypes {
+			p, err := NewUpProblem(env, d, shape, 11, 0)
+			if err != nil {
+				return err
+			}
+			for _, dir := range []string{Forward, Backward} {
+				for _, s := range UpSteps {
+					rec, err := p.Measure(s, dir, "")
+					if err != nil {
+						p.Free()
+						return err
+					}
+					run.Add(rec)
+					if shape == ArticleShape {
+						if _, plan, pr, err := p.Launcher(s, dir, ""); err == nil {
+							run.Kernels = append(run.Kernels, pr.Report(plan.Kernel, Block, 0))
+						}
+					}
+					prog.Step(fmt.Sprintf("%s %s %s %s", s.Name, dir, d, fmtShape(shape)))
+				}
+			}
+			p.Free()
+		}
+	}
+	if err := TorchBaselines(env, run, nil, shapes, "mul"); err != nil {
+		run.Add(record.Record{Case: "unavailable", Variant: "PyTorch upsample", Kind: "baseline", Note: err.Error()})
+	}
+	prog.Step("PyTorch")
+	return nil
+}
