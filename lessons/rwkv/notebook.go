@@ -1,0 +1,350 @@
+package rwkv
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// The notebook's cells call these: each shows one thing and keeps the cell a line long.
+
+// errNoRecord marks the no-GPU mode without a recorded run of this lesson.
+var errNoRecord = errors.New("no recorded run")
+
+// lastRun is the run the notebook's cells show: the one an earlier cell measured and kept (GPU
+// mode), or the recorded one (no-GPU mode). Without a recording it is errNoRecord, shown as a note.
+func lastRun(env *lab.Env) (*record.Run, error) {
+	run, err := env.Last(Lesson, false)
+	if err != nil && !env.GPU() {
+		show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+"); the kernels still compile below.")
+		return nil, errNoRecord
+	}
+	return run, err
+}
+
+// Intro shows the problem: the shape, the work and the compute floor, and proves the CPU references
+// on a small shape (forward against the definition, backward against finite differences).
+func Intro(env *lab.Env) error {
+	s := ArticleShape
+	peak := env.Receipt.PeakGFLOPS
+	floor := "unknown (no device facts)"
+	if peak > 0 {
+		floor = bench.FormatMS(s.ForwardFLOPs() / (peak * 1e9) * 1e3)
+	}
+	t := show.Table{Title: "The article's problem", Header: []string{"quantity", "value"}, Rows: [][]string{
+		{"shape", s.String() + fmt.Sprintf(", eps = %g, w and k uniform in [0, 1)", Eps)},
+		{"out, k", fmt.Sprintf("%d floats each (%.1f MiB)", s.Len(), float64(4*s.Len())/(1<<20))},
+		{"forward work", fmt.Sprintf("%.3g G multiply-adds = %.1f GFLOP", s.MACs()/1e9, s.ForwardFLOPs()/1e9)},
+		{"backward work (dk and dw)", fmt.Sprintf("%.1f GFLOP", s.BackwardFLOPs()/1e9)},
+		{"minimum DRAM traffic, forward", fmt.Sprintf("%.0f MB: %.0f FLOP per byte, compute-bound", s.ForwardBytes()/1e6, s.ForwardFLOPs()/s.ForwardBytes())},
+		{"FP32 FMA peak of " + deviceName(env), fmt.Sprintf("%.1f TFLOP/s: the forward cannot beat %s on CUDA cores", peak/1e3, floor)},
+	}}
+	t.Display()
+	small := Shape{B: 2, C: 3, T: 9}
+	w, k := Inputs(small, 1)
+	g := Upstream(small, 1)
+	err := ProveReferences(small, w, k, g)
+	if err != nil {
+		return err
+	}
+	show.Note(show.Success, fmt.Sprintf("CPU references proven on %v: the forward equals the definition, and dk, dw equal central finite differences of sum(g * out) for every element.", small))
+	return nil
+}
+
+func deviceName(env *lab.Env) string {
+	if env.Receipt.Device.Name != "" {
+		return env.Receipt.Device.Name
+	}
+	return "the recorded GPU"
+}
+
+// ProveReferences checks the float64 references on a small shape: the forward against the
+// definition summed naively, and dk, dw against central finite differences of L = sum(g * out).
+func ProveReferences(s Shape, w32, k32, g32 []float32) error {
+	w, k, g := check.Float64s(w32), check.Float64s(k32), check.Float64s(g32)
+	out := Forward(s, w, k, Eps)
+	for b := 0; b < s.B; b++ {
+		for c := 0; c < s.C; c++ {
+			for t := 0; t < s.T; t++ {
+				want := Eps
+				for u := 0; u <= t; u++ {
+					want += w[c*s.T+(s.T-1)-(t-u)] * k[(b*s.C+c)*s.T+u]
+				}
+				if d := out[(b*s.C+c)*s.T+t] - want; d > 1e-12 || d < -1e-12 {
+					return fmt.Errorf("forward reference differs from the definition at b=%d c=%d t=%d", b, c, t)
+				}
+			}
+		}
+	}
+	dk, dw := BackwardDK(s, w, g), BackwardDW(s, k, g)
+	const h = 1e-3
+	fd := func(x []float64, i int) float64 {
+		old := x[i]
+		x[i] = old + h
+		lp := Loss(s, w, k, g, Eps)
+		x[i] = old - h
+		lm := Loss(s, w, k, g, Eps)
+		x[i] = old
+		return (lp - lm) / (2 * h)
+	}
+	for _, grad := range []struct {
+		name string
+		x, d []float64
+	}{{"dk", k, dk}, {"dw", w, dw}} {
+		for i := range grad.x {
+			want := fd(grad.x, i)
+			if diff := grad.d[i] - want; diff > 1e-7*(1+abs(want)) || -diff > 1e-7*(1+abs(want)) {
+				return fmt.Errorf("%s reference %.9g differs from the finite difference %.9g at %d", grad.name, grad.d[i], want, i)
+			}
+		}
+	}
+	return nil
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Overview measures the whole lesson (GPU mode, about two minutes) or loads the recorded run, keeps
+// it for the later cells, and shows the forward table and the article's table.
+func Overview(env *lab.Env) error {
+	run, err := env.Results(Lesson, false)
+	if err != nil {
+		if !env.GPU() {
+			show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+").")
+			return nil
+		}
+		return err
+	}
+	if !env.GPU() {
+		show.Note(show.Info, "Recorded results: "+run.Receipt.String())
+	} else if err := env.Keep(run); err != nil {
+		return err
+	}
+	ForwardTable(run).Display()
+	ArticleTable(run).Display()
+	if x, ok := run.Find("crosscheck", Torch, 0); ok {
+		kind := show.Success
+		if !x.Correct {
+			kind = show.Warning
+		}
+		show.Note(kind, fmt.Sprintf("Cross-check: PyTorch's forward on our inputs (%s) against our float64 reference: rel L2 %.1e, max abs %.1e (%s tolerance) — %v.",
+			x.Shape, x.RelL2, x.MaxAbs, x.Tol, map[bool]string{true: "they agree", false: "they DISAGREE"}[x.Correct]))
+	} else if r, ok := run.Find("forward", Torch, 0); ok && r.MedianMS <= 0 {
+		show.Note(show.Warning, "PyTorch column: "+r.Note)
+	}
+	return nil
+}
+
+// Walk shows one step: its source, its compile report at the article's shape, and its line of the
+// run (time, speedups over PyTorch and v0, % of the FP32 peak, correctness) beside the article's.
+func Walk(env *lab.Env, step string) error {
+	st, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	src, err := st.Source("")
+	if err != nil {
+		return err
+	}
+	show.Source(src.Name, src.Code)
+	run, rerr := lastRun(env)
+	var rep record.KernelReport
+	found := false
+	if run != nil {
+		for _, k := range run.Kernels {
+			if k.Kernel == st.Kernel {
+				rep, found = k, true
+			}
+		}
+	}
+	if !found {
+		if rep, err = CompileReport(env, st, ArticleShape); err != nil {
+			return err
+		}
+	}
+	show.Reports("compile report of "+st.Kernel+" at the article's shape", []record.KernelReport{rep}).Display()
+	if rerr != nil {
+		if errors.Is(rerr, errNoRecord) {
+			return nil
+		}
+		return rerr
+	}
+	r, ok := run.Find("forward", st.Name, 0)
+	if !ok {
+		show.Note(show.Warning, st.Name+" is not in this run.")
+		return nil
+	}
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%s: %s (min %s, max %s), %.2f TFLOP/s = %s of the FP32 peak; %s.",
+		st.Name, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS), bench.FormatMS(r.MaxMS), r.GFLOPs/1e3, show.Pct(r.PctFLOPs), verdictOf(r)))
+	if pt := median(run, "forward", Torch); pt > 0 {
+		parts = append(parts, fmt.Sprintf("%s faster than PyTorch (%s)", show.Times(pt/r.MedianMS), bench.FormatMS(pt)))
+	}
+	if v0 := median(run, "forward", "v0 naive"); v0 > 0 {
+		parts = append(parts, fmt.Sprintf("%s faster than v0", show.Times(v0/r.MedianMS)))
+	}
+	if a, ok := articleRow(st.Name); ok && a.Fwd > 0 {
+		parts = append(parts, fmt.Sprintf("the article measured %s on a GTX 1070M (%s its PyTorch)", ms(a.Fwd), show.Times(94/a.Fwd)))
+	}
+	kind := show.Success
+	if !r.Correct {
+		kind = show.Failure
+	}
+	show.Note(kind, strings.Join(parts, "; ")+". Device: "+r.Device+", "+r.Date+".")
+	return nil
+}
+
+// ShowBackward shows the backward table and chart of the run.
+func ShowBackward(env *lab.Env) error {
+	run, err := lastRun(env)
+	if err != nil {
+		if errors.Is(err, errNoRecord) {
+			return nil
+		}
+		return err
+	}
+	BackwardTable(run).Display()
+	return ShowFigures(run, "01_backward_time")
+}
+
+// ShowFigures displays the named figures of a run (all when no name is given).
+func ShowFigures(run *record.Run, names ...string) error {
+	figs, err := Figures(run)
+	if err != nil {
+		return err
+	}
+	for _, f := range figs {
+		if len(names) > 0 && !contains(names, f.Name) {
+			continue
+		}
+		if err := show.Plot(f.Plot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Charts shows the forward charts and the T sweep of the last run.
+func Charts(env *lab.Env) error {
+	run, err := lastRun(env)
+	if err != nil {
+		if errors.Is(err, errNoRecord) {
+			return nil
+		}
+		return err
+	}
+	if err := ShowFigures(run, "01_forward_time", "01_forward_speedup", "01_forward_peak", "01_sweep"); err != nil {
+		return err
+	}
+	SweepTable(run).Display()
+	return nil
+}
+
+// Reports shows every compile report of the last run (registers, shared memory, occupancy).
+func Reports(env *lab.Env) error {
+	run, err := lastRun(env)
+	if err != nil {
+		if errors.Is(err, errNoRecord) {
+			return nil
+		}
+		return err
+	}
+	show.Reports("Compile reports at the article's shape", run.Kernels).Display()
+	return nil
+}
+
+// Targets is the closing table: each target of the lesson, the figure measured, met or not.
+func Targets(run *record.Run) show.Table {
+	t := show.Table{Title: "Targets (H100, article's shape)", Header: []string{"target", "measured", "met"}}
+	add := func(name, measured string, met bool, known bool) {
+		verdict := "no"
+		switch {
+		case !known:
+			verdict = "not measured"
+		case met:
+			verdict = "yes"
+		}
+		t.Rows = append(t.Rows, []string{name, measured, verdict})
+	}
+	pt, ptb := median(run, "forward", Torch), median(run, "backward", Torch)
+	var best, tc record.Record
+	for _, r := range run.Select("forward") {
+		if r.Kind != "kernel" || !r.Correct || r.MedianMS <= 0 {
+			continue
+		}
+		if r.DType == "float32" && (best.MedianMS == 0 || r.MedianMS < best.MedianMS) {
+			best = r
+		}
+		if r.DType == "tf32" && (tc.MedianMS == 0 || r.MedianMS < tc.MedianMS) {
+			tc = r
+		}
+	}
+	add("best exact-FP32 forward >= 40% of the FP32 FMA peak", fmt.Sprintf("%s: %s, %s", best.Variant, ms(best.MedianMS), show.Pct(best.PctFLOPs)), best.PctFLOPs >= 40, best.MedianMS > 0)
+	add("best exact-FP32 forward >= 8x PyTorch", fmt.Sprintf("%s vs PyTorch %s: %s", best.Variant, ms(pt), ratio(pt, best.MedianMS)), pt > 0 && pt/best.MedianMS >= 8, pt > 0 && best.MedianMS > 0)
+	add("tensor-core forward >= 25x PyTorch, error reported", fmt.Sprintf("%s: %s, %s; rel L2 %.1e under %s", tc.Variant, ms(tc.MedianMS), ratio(pt, tc.MedianMS), tc.RelL2, tc.Tol), pt > 0 && pt/tc.MedianMS >= 25, pt > 0 && tc.MedianMS > 0)
+	var bb record.Record
+	for _, r := range run.Select("backward") {
+		if r.Kind == "kernel" && r.Correct && r.MedianMS > 0 && (bb.MedianMS == 0 || r.MedianMS < bb.MedianMS) {
+			bb = r
+		}
+	}
+	add("best backward >= 20x PyTorch's backward", fmt.Sprintf("%s: %s vs PyTorch %s: %s", bb.Variant, ms(bb.MedianMS), ms(ptb), ratio(ptb, bb.MedianMS)), ptb > 0 && ptb/bb.MedianMS >= 20, ptb > 0 && bb.MedianMS > 0)
+	t.Caption = "Measured: " + run.Receipt.String()
+	return t
+}
+
+// ShowTargets displays the targets table of the last run.
+func ShowTargets(env *lab.Env) error {
+	run, err := lastRun(env)
+	if err != nil {
+		if errors.Is(err, errNoRecord) {
+			return nil
+		}
+		return err
+	}
+	Targets(run).Display()
+	return nil
+}
+
+// ShowExercise displays an exercise's task.
+func ShowExercise(i int) error {
+	if i < 1 || i > len(Exercises) {
+		return fmt.Errorf("rwkv: exercises are numbered 1 to %d", len(Exercises))
+	}
+	e := Exercises[i-1]
+	show.Markdown("**" + e.Title + ".** " + e.Task)
+	return nil
+}
+
+// Check checks the reader's kernel for exercise i (1-based) and shows the outcome.
+func Check(env *lab.Env, i int, code string) error {
+	if i < 1 || i > len(Exercises) {
+		return fmt.Errorf("rwkv: exercises are numbered 1 to %d", len(Exercises))
+	}
+	r, err := CheckExercise(env, Exercises[i-1], code)
+	if err != nil {
+		return err
+	}
+	show.Reports("compile report of your kernel", []record.KernelReport{r.Report}).Display()
+	r.Show()
+	return nil
+}

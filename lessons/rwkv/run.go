@@ -1,0 +1,383 @@
+package rwkv
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/charts"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// Lesson is lesson 01 for the reproduce command.
+var Lesson = lab.Lesson{ID: ID, Title: "The RWKV time-mix kernel: from naive to register tiles and tensor cores",
+	Run: Run, Tables: Tables, Figures: Figures}
+
+// Torch is the variant name of the PyTorch baseline in the records.
+const Torch = "PyTorch"
+
+// SweepTs are the T of the sweep (B and C stay the article's).
+func SweepTs(quick bool) []int {
+	if quick {
+		return []int{64, 256, 1024}
+	}
+	return []int{64, 128, 256, 512, 768, 1024}
+}
+
+// CheckRows is how many (b,c) rows Run compares with the reference: all of them at the table's
+// shape (quick: 2048 random rows), 64 random rows per sweep point.
+func CheckRows(quick bool) int {
+	if quick {
+		return 2048
+	}
+	return 0
+}
+
+// BackwardMeasurer measures the backward ladder at shape s: records with Case "backward" (one per
+// step, checked against BackwardDK/BackwardDW) and the compile reports of its kernels.
+type BackwardMeasurer func(env *lab.Env, s Shape, quick bool) ([]record.Record, []record.KernelReport, error)
+
+// MeasureBackward is set by the backward half of the lesson (backward*.go, in an init) and called by
+// Run after the forward. While it is nil, Run records no backward kernels (the PyTorch backward is
+// still measured).
+var MeasureBackward BackwardMeasurer
+
+// Run measures, at the article's shape: the PyTorch baseline (forward, forward+backward, and a
+// cross-check of its output against our reference), every forward step (checked, then timed), the
+// backward steps, and the T sweep.
+func Run(env *lab.Env, quick bool) (*record.Run, error) {
+	run := env.NewRun(ID)
+	s := ArticleShape
+	sweep := SweepTs(quick)
+	prog := show.NewProgress("lesson 01", 2+len(Steps)+len(sweep)*len(Steps))
+	defer prog.Done()
+
+	addTorch(env, run, s, sweep)
+	prog.Step("PyTorch")
+
+	p, err := NewProblem(env, s, ArticleSeed, CheckRows(quick))
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range Steps {
+		rec, err := p.Measure(st, "")
+		if err != nil {
+			p.Free()
+			return nil, err
+		}
+		run.Add(rec)
+		if rep, err := p.Report(st); err == nil {
+			run.Kernels = append(run.Kernels, rep)
+		}
+		prog.Step(st.Name)
+	}
+	p.Free()
+
+	if MeasureBackward != nil {
+		recs, reps, err := MeasureBackward(env, s, quick)
+		if err != nil {
+			return nil, fmt.Errorf("rwkv backward: %w", err)
+		}
+		for _, r := range recs {
+			run.Add(r)
+		}
+		run.Kernels = append(run.Kernels, reps...)
+	}
+	prog.Step("backward")
+
+	for _, T := range sweep {
+		ss := Shape{B: s.B, C: s.C, T: T}
+		sp, err := NewProblem(env, ss, ArticleSeed+uint64(T), 64)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range Steps {
+			if _, perr := sp.Plan(st); perr != nil {
+				prog.Step(fmt.Sprintf("%s T=%d skipped", st.Name, T))
+				continue // the step cannot take this T: no record, never a wrong one
+			}
+			rec, err := sp.Measure(st, "")
+			if err != nil {
+				sp.Free()
+				return nil, err
+			}
+			rec.Case = "sweep"
+			run.Add(rec)
+			prog.Step(fmt.Sprintf("%s T=%d", st.Name, T))
+		}
+		sp.Free()
+	}
+	return run, nil
+}
+
+// addTorch adds the PyTorch records; when PyTorch cannot run, one record says why.
+func addTorch(env *lab.Env, run *record.Run, s Shape, sweep []int) {
+	base := record.Record{Case: "forward", Variant: Torch, Kind: "baseline", DType: "float32", Shape: s.String(), Size: int64(s.T),
+		Note: TorchExpression + ", fp32, TF32 off"}
+	tr, err := RunTorch(s, sweep, env.Bench.Method)
+	if err != nil {
+		base.Note = "unavailable: " + err.Error()
+		run.Add(base)
+		return
+	}
+	run.Receipt.Torch = tr.Torch
+	run.Add(env.WithTiming(base, ForwardWork(s), Timing(tr.Forward)))
+	fb := base
+	fb.Case, fb.Note = "fwdbwd", "forward then out.backward(g): dk and dw"
+	fbr := env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, Timing(tr.FwdBwd))
+	run.Add(fbr)
+	bw := base
+	bw.Case, bw.Note = "backward", "derived: median of forward+backward minus median of forward"
+	ms := tr.FwdBwd.MedianMS - tr.Forward.MedianMS
+	run.Add(env.WithTiming(bw, BackwardWork(s), bench.Timing{Median: ms, Min: ms, Max: ms}))
+	for _, T := range sweep {
+		if t, ok := tr.Sweep[strconv.Itoa(T)]; ok {
+			ss := Shape{B: s.B, C: s.C, T: T}
+			r := base
+			r.Case, r.Shape, r.Size = "sweep", ss.String(), int64(T)
+			run.Add(env.WithTiming(r, ForwardWork(ss), Timing(t)))
+		}
+	}
+	x := record.Record{Case: "crosscheck", Variant: Torch, Kind: "baseline", DType: "float32", Shape: XShape.String(),
+		RelL2: tr.Cross.RelL2, MaxAbs: tr.Cross.MaxAbs, Correct: tr.Cross.OK, Tol: tr.Cross.Tol.Name,
+		Note: "PyTorch's forward on our inputs (passed through a file) against our float64 reference"}
+	run.Add(x)
+}
+
+// ArticleRow is one line of the article's table, in milliseconds (0: not given).
+type ArticleRow struct {
+	Step     string // our step name, or the article's label
+	Fwd, Bwd float64
+	Note     string
+}
+
+// Article is the article's table: times on a GTX 1070M, each ONE profiled iteration under the
+// autograd profiler (BlinkDL, RWKV-CUDA, timex_cuda_v0..v3).
+var Article = []ArticleRow{
+	{Torch, 94, 529, "cuDNN grouped conv with T taps"},
+	{"v0 naive", 45, 84, ""},
+	{"v1 shared", 17, 43, ""},
+	{"v2 float4", 13.5, 31, "the article says 13-14 ms"},
+	{"v3 batch group", 3.4, 23, "forward BF=8, backward BB=2"},
+	{"v4 balanced", 0, 0, "announced (\"align task lengths\"), never written"},
+}
+
+// Article3090 are the article's RTX 3090 numbers: PyTorch and v3, forward and backward (ms).
+var Article3090 = []ArticleRow{{Torch, 14, 65, ""}, {"v3 batch group", 0.8, 5.5, ""}}
+
+func articleRow(step string) (ArticleRow, bool) {
+	for _, r := range Article {
+		if r.Step == step {
+			return r, true
+		}
+	}
+	return ArticleRow{}, false
+}
+
+func ms(v float64) string {
+	if v <= 0 || math.IsNaN(v) {
+		return "—"
+	}
+	return bench.FormatMS(v)
+}
+
+func ratio(a, b float64) string {
+	if a <= 0 || b <= 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return "—"
+	}
+	return show.Times(a / b)
+}
+
+func median(run *record.Run, caseName, variant string) float64 {
+	if r, ok := run.Find(caseName, variant, 0); ok {
+		return r.MedianMS
+	}
+	return 0
+}
+
+// check verdict of a record, for our tables.
+func verdictOf(r record.Record) string {
+	switch {
+	case r.Kind == "baseline":
+		return "baseline"
+	case r.Correct:
+		return fmt.Sprintf("pass, %s (rel L2 %.1e)", r.Tol, r.RelL2)
+	}
+	return fmt.Sprintf("FAIL (rel L2 %.1e)", r.RelL2)
+}
+
+// ForwardTable is the forward ladder at the article's shape: time, throughput, speedups over
+// PyTorch and over v0 from the same run, correctness, and the article's GTX 1070M time beside it.
+func ForwardTable(run *record.Run) show.Table {
+	t := show.Table{Title: "Forward at the article's shape (B=32, C=768, T=768): this run beside the article",
+		Header: []string{"step", "median", "min .. max", "TFLOP/s", "% FP32 peak", "vs PyTorch", "vs v0", "check", "article (1070M)", "article vs its PyTorch"}}
+	pt, v0 := median(run, "forward", Torch), median(run, "forward", "v0 naive")
+	for _, r := range run.Select("forward") {
+		a, _ := articleRow(r.Variant)
+		row := []string{r.Variant}
+		if r.MedianMS <= 0 {
+			row = append(row, "unavailable", "", "", "", "", "", r.Note)
+		} else {
+			row = append(row, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS)+" .. "+bench.FormatMS(r.MaxMS),
+				fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), ratio(pt, r.MedianMS), ratio(v0, r.MedianMS), verdictOf(r))
+		}
+		row = append(row, ms(a.Fwd), ratio(94, a.Fwd))
+		t.Rows = append(t.Rows, row)
+	}
+	t.Caption = "Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run) in one process; speedups are ratios of medians of this run. " +
+		"% FP32 peak counts 2 FLOPs per multiply-add of the B*C*T(T+1)/2 useful ones (14.5 GFLOP). The article's numbers are ONE profiled iteration each on a GTX 1070M. Measured: " + run.Receipt.String()
+	return t
+}
+
+// BackwardTable is the backward at the article's shape (dk and dw), with PyTorch's.
+func BackwardTable(run *record.Run) show.Table {
+	t := show.Table{Title: "Backward at the article's shape (dk and dw): this run beside the article",
+		Header: []string{"step", "median", "TFLOP/s", "% FP32 peak", "vs PyTorch backward", "check", "article (1070M)"}}
+	pt := median(run, "backward", Torch)
+	for _, r := range run.Select("backward") {
+		a, _ := articleRow(r.Variant)
+		t.Rows = append(t.Rows, []string{r.Variant, ms(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), ratio(pt, r.MedianMS), verdictOf(r), ms(a.Bwd)})
+	}
+	if fb, ok := run.Find("fwdbwd", Torch, 0); ok && fb.MedianMS > 0 {
+		t.Rows = append(t.Rows, []string{"PyTorch forward+backward", ms(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), "", "baseline", "94 + 529 ms"})
+	}
+	if len(t.Rows) == 0 {
+		t.Rows = append(t.Rows, []string{"(no backward records in this run)", "", "", "", "", "", ""})
+	}
+	t.Caption = "PyTorch's backward alone is the median of forward+backward minus the median of forward (autograd runs both). Backward work: 2 x the forward's multiply-adds."
+	return t
+}
+
+// ArticleTable is the article's own table as data: GTX 1070M and RTX 3090 numbers, and this run's.
+func ArticleTable(run *record.Run) show.Table {
+	t := show.Table{Title: "The article's table (ms, one profiled iteration each) and this run's medians",
+		Header: []string{"step", "fwd 1070M", "bwd 1070M", "fwd 3090", "bwd 3090", "fwd here", "bwd here", "note"}}
+	for _, a := range Article {
+		var f3, b3 float64
+		for _, r := range Article3090 {
+			if r.Step == a.Step {
+				f3, b3 = r.Fwd, r.Bwd
+			}
+		}
+		t.Rows = append(t.Rows, []string{a.Step, ms(a.Fwd), ms(a.Bwd), ms(f3), ms(b3), ms(median(run, "forward", a.Step)), ms(median(run, "backward", a.Step)), a.Note})
+	}
+	t.Caption = "Source: BlinkDL, RWKV-CUDA (timex_cuda_v0..v3). The article's speedups are over a weak baseline (a 768-tap grouped conv on a zero-padded input) and each time is a single iteration under the autograd profiler, with no warm-up and no spread."
+	return t
+}
+
+// SweepTable is the forward time at every T of the sweep, one column per variant.
+func SweepTable(run *record.Run) show.Table {
+	var variants []string
+	seen := map[string]bool{}
+	for _, r := range run.Select("sweep") {
+		if !seen[r.Variant] {
+			seen[r.Variant] = true
+			variants = append(variants, r.Variant)
+		}
+	}
+	t := show.Table{Title: "Forward time against T (B=32, C=768)", Header: append([]string{"T"}, variants...)}
+	for _, T := range SweepTs(false) {
+		row := []string{strconv.Itoa(T)}
+		found := false
+		for _, v := range variants {
+			if r, ok := run.Find("sweep", v, int64(T)); ok {
+				row = append(row, ms(r.MedianMS))
+				found = true
+			} else {
+				row = append(row, "—")
+			}
+		}
+		if found {
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	t.Caption = "Each kernel point checked on 64 random (b,c) rows against the float64 reference before it was timed."
+	return t
+}
+
+// Tables are the lesson's tables from a run.
+func Tables(run *record.Run) []show.Table {
+	return []show.Table{ForwardTable(run), BackwardTable(run), ArticleTable(run), SweepTable(run),
+		show.Reports("Compile reports at the article's shape", run.Kernels)}
+}
+
+// Figures are the forward and backward bars, the speedups beside the article's, and the T sweep.
+func Figures(run *record.Run) ([]lab.Figure, error) {
+	var figs []lab.Figure
+	var labels []string
+	var times, pct, speed, artSpeed []float64
+	pt := median(run, "forward", Torch)
+	for _, r := range run.Select("forward") {
+		labels = append(labels, r.Variant)
+		times = append(times, r.MedianMS)
+		pct = append(pct, r.PctFLOPs)
+		sp := 0.0
+		if pt > 0 && r.MedianMS > 0 {
+			sp = pt / r.MedianMS
+		}
+		speed = append(speed, sp)
+		a, _ := articleRow(r.Variant)
+		as := 0.0
+		if a.Fwd > 0 {
+			as = 94 / a.Fwd
+		}
+		artSpeed = append(artSpeed, as)
+	}
+	if len(labels) > 0 {
+		p, err := charts.Bars("RWKV forward at B=32 C=768 T=768", "median time (ms)", labels, []charts.Series{{Name: "forward", Values: times}}, true, 0)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "01_forward_time", Plot: p})
+		p, err = charts.Bars("Forward speedup over PyTorch: this run and the article (GTX 1070M)", "speedup (x)", labels,
+			[]charts.Series{{Name: "this run", Values: speed}, {Name: "article", Values: artSpeed}}, true, 1)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "01_forward_speedup", Plot: p})
+		p, err = charts.Bars("Forward: % of the FP32 FMA peak", "% of FP32 peak", labels, []charts.Series{{Name: "fp32", Values: pct}}, false, 100)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "01_forward_peak", Plot: p})
+	}
+	var bl []string
+	var bt []float64
+	for _, r := range run.Select("backward") {
+		bl = append(bl, r.Variant)
+		bt = append(bt, r.MedianMS)
+	}
+	if len(bl) > 0 {
+		p, err := charts.Bars("RWKV backward (dk and dw) at B=32 C=768 T=768", "median time (ms)", bl, []charts.Series{{Name: "backward", Values: bt}}, true, 0)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "01_backward_time", Plot: p})
+	}
+	var lines []charts.Line
+	idx := map[string]int{}
+	for _, r := range run.Select("sweep") {
+		if r.MedianMS <= 0 {
+			continue
+		}
+		i, ok := idx[r.Variant]
+		if !ok {
+			i = len(lines)
+			idx[r.Variant] = i
+			lines = append(lines, charts.Line{Name: r.Variant})
+		}
+		lines[i].X = append(lines[i].X, float64(r.Size))
+		lines[i].Y = append(lines[i].Y, r.MedianMS)
+	}
+	if len(lines) > 0 {
+		p, err := charts.Lines("Forward time against T (B=32, C=768)", "T", "median time (ms)", lines, true, true)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "01_sweep", Plot: p})
+	}
+	return figs, nil
+}

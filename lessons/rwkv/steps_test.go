@@ -1,0 +1,151 @@
+package rwkv
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+)
+
+// h100 are the device facts the plans use (shared memory limits, compute capability).
+var h100 = gpu.DeviceInfo{Name: "H100", Major: 9, Minor: 0, MaxSharedPerBlock: 48 << 10, MaxSharedPerBlockOptin: 227 << 10,
+	MaxThreadsPerBlock: 1024, SMs: 132}
+
+func TestPlansAcceptTheArticleShape(t *testing.T) {
+	for _, st := range Steps {
+		l, err := st.Plan(ArticleShape, h100)
+		if err != nil {
+			t.Errorf("%s: %v", st.Name, err)
+			continue
+		}
+		if err := gpu.CheckConfig(h100, gpu.KernelAttrs{}, l.Config); err != nil {
+			t.Errorf("%s: launch %+v: %v", st.Name, l.Config, err)
+		}
+	}
+}
+
+// Every limit is refused before launch with an error that names it.
+func TestPlansRefuseWhatTheyCannotTake(t *testing.T) {
+	cases := []struct {
+		step  string
+		shape Shape
+		want  string
+	}{
+		{"v0", Shape{1, 1, 1025}, "T <= 1024"},
+		{"v1", Shape{1, 1, 2048}, "T <= 1024"},
+		{"v2", Shape{1, 1, 6}, "T % 4 == 0"},
+		{"v3", Shape{4, 1, 8}, "B % 8 == 0"},
+		{"v3", Shape{8, 1, 10}, "T % 4 == 0"},
+		{"v4", Shape{8, 1, 12}, "T % 8 == 0"},
+		{"v4", Shape{12, 1, 16}, "B % 8 == 0"},
+		{"v5", Shape{1, 1, 4096}, "shared memory"},
+		{"v6", Shape{16, 1, 64}, "B % 32 == 0"},
+		{"v6", Shape{32, 1, 48}, "T % 32 == 0"},
+		{"v6", Shape{32, 1, 2048}, "shared memory"},
+	}
+	for _, c := range cases {
+		st, err := StepByName(c.step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = st.Plan(c.shape, h100)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s on %v: error %v, want one naming %q", st.Name, c.shape, err, c.want)
+		}
+	}
+	old := h100
+	old.Major = 7
+	if _, err := Steps[6].Plan(ArticleShape, old); err == nil || !strings.Contains(err.Error(), "8.0") {
+		t.Errorf("v6 on compute capability 7.0: %v", err)
+	}
+	if err := Steps[0].Validate(Shape{0, 1, 1}, h100); err == nil {
+		t.Error("an empty shape must be refused")
+	}
+}
+
+func TestV5LayoutIsConflictFreeAndAligned(t *testing.T) {
+	for T := 1; T <= 1700; T += 7 {
+		tpad, s, bytes := V5Layout(T)
+		if tpad < T || tpad%V5Tile != 0 || s%32 != 4 || s < tpad+V5Tile || s%4 != 0 || bytes != 4*(tpad+V5Rows*s) {
+			t.Fatalf("T=%d: Tpad %d, S %d, bytes %d", T, tpad, s, bytes)
+		}
+	}
+}
+
+func TestV6Warps(t *testing.T) {
+	for _, c := range []struct{ T, want int }{{32, 1}, {64, 1}, {768, 12}, {1024, 16}, {1408, 11}} {
+		if got := V6Warps(c.T); got != c.want {
+			t.Errorf("T=%d: %d warps, want %d", c.T, got, c.want)
+		}
+	}
+}
+
+func TestStepByName(t *testing.T) {
+	for _, n := range []string{"v0", "v5", "v6 tensor core tf32", "v3 batch group"} {
+		if _, err := StepByName(n); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := StepByName("v9"); err == nil {
+		t.Error("v9 must not exist")
+	}
+}
+
+// In the no-GPU mode the exercises compile (starter and solution) and say they need a GPU.
+func TestExercisesCompileWithoutGPU(t *testing.T) {
+	env, err := lab.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if env.GPU() {
+		t.Skip("GPU mode: the GPU test checks the exercises")
+	}
+	for _, e := range Exercises {
+		sol, err := e.SolutionSource()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, code := range []string{e.Starter, sol} {
+			r, err := CheckExercise(env, e, code)
+			if err != nil {
+				t.Fatalf("%s: %v", e.Title, err)
+			}
+			if !r.Compiled || !strings.Contains(r.Message, "needs a GPU") {
+				t.Errorf("%s: %+v", e.Title, r)
+			}
+		}
+		if _, err := CheckExercise(env, e, `extern "C" __global__ void wrong_name() {}`); err == nil {
+			t.Errorf("%s: a kernel with the wrong name must be refused", e.Title)
+		}
+	}
+}
+
+// Tables, figures and targets render from a run, also one without PyTorch or backward records.
+func TestTablesAndFigures(t *testing.T) {
+	run := &record.Run{Lesson: ID}
+	run.Add(record.Record{Case: "forward", Variant: Torch, Kind: "baseline", Note: "unavailable: no torch"})
+	for i, st := range Steps {
+		run.Add(record.Record{Case: "forward", Variant: st.Name, Kind: "kernel", DType: st.DType, MedianMS: 10 / float64(i+1), Correct: true, GFLOPs: 1000, PctFLOPs: 5})
+		for _, T := range SweepTs(false) {
+			run.Add(record.Record{Case: "sweep", Variant: st.Name, Kind: "kernel", Size: int64(T), MedianMS: float64(T) / 100 / float64(i+1)})
+		}
+	}
+	for _, tab := range Tables(run)[:4] {
+		if len(tab.Rows) == 0 || tab.Text() == "" {
+			t.Errorf("table %q is empty", tab.Title)
+		}
+	}
+	figs, err := Figures(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) < 4 {
+		t.Errorf("%d figures", len(figs))
+	}
+	if tab := Targets(run); len(tab.Rows) != 4 {
+		t.Errorf("targets: %d rows", len(tab.Rows))
+	}
+}
