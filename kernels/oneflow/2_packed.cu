@@ -10,37 +10,39 @@
 //    three addresses before the launch and picks them, since a misaligned 16-byte load faults.
 #include <cuda_fp16.h>
 
-// 16 bytes of any element type, loaded and stored as one uint4.
-template <typename T, int N>
-union Pack {
-    static_assert(sizeof(T) * N == 16, "a pack is 16 bytes");
-    uint4 raw;
-    T v[N];
-};
-
 template <typename T>
 __device__ __forceinline__ T mul1(T a, T b) { return a * b; }
 template <>
 __device__ __forceinline__ __half mul1<__half>(__half a, __half b) { return __hmul(a, b); }
 
-template <typename T, int N>
-__device__ __forceinline__ void mul_pack(Pack<T, N> &out, const Pack<T, N> &a, const Pack<T, N> &b) {
+// A pack is 16 bytes, loaded and stored as one uint4 and viewed as its N elements.
+template <typename T>
+__device__ __forceinline__ uint4 mul_pack(uint4 a, uint4 b) {
+    constexpr int N = 16 / sizeof(T);
+    uint4 c;
+    const T *av = reinterpret_cast<const T *>(&a);
+    const T *bv = reinterpret_cast<const T *>(&b);
+    T *cv = reinterpret_cast<T *>(&c);
 #pragma unroll
-    for (int j = 0; j < N; j++) out.v[j] = mul1(a.v[j], b.v[j]);
+    for (int j = 0; j < N; j++) cv[j] = mul1(av[j], bv[j]);
+    return c;
 }
 
 // half: four __hmul2, each multiplying two lanes in one instruction.
 template <>
-__device__ __forceinline__ void mul_pack<__half, 8>(Pack<__half, 8> &out, const Pack<__half, 8> &a, const Pack<__half, 8> &b) {
-    const __half2 *a2 = reinterpret_cast<const __half2 *>(a.v);
-    const __half2 *b2 = reinterpret_cast<const __half2 *>(b.v);
-    __half2 *o2 = reinterpret_cast<__half2 *>(out.v);
+__device__ __forceinline__ uint4 mul_pack<__half>(uint4 a, uint4 b) {
+    uint4 c;
+    const __half2 *a2 = reinterpret_cast<const __half2 *>(&a);
+    const __half2 *b2 = reinterpret_cast<const __half2 *>(&b);
+    __half2 *c2 = reinterpret_cast<__half2 *>(&c);
 #pragma unroll
-    for (int j = 0; j < 4; j++) o2[j] = __hmul2(a2[j], b2[j]);
+    for (int j = 0; j < 4; j++) c2[j] = __hmul2(a2[j], b2[j]);
+    return c;
 }
 
-template <typename T, int N>
+template <typename T>
 __device__ __forceinline__ void mul_packed(const T *__restrict__ x, const T *__restrict__ y, T *__restrict__ z, long long n) {
+    constexpr int N = 16 / sizeof(T);
     const long long stride = (long long)gridDim.x * blockDim.x;
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long packs = n / N;
@@ -48,11 +50,7 @@ __device__ __forceinline__ void mul_packed(const T *__restrict__ x, const T *__r
     const uint4 *y4 = reinterpret_cast<const uint4 *>(y);
     uint4 *z4 = reinterpret_cast<uint4 *>(z);
     for (long long i = tid; i < packs; i += stride) {
-        Pack<T, N> a, b, c;
-        a.raw = x4[i];
-        b.raw = y4[i];
-        mul_pack<T, N>(c, a, b);
-        z4[i] = c.raw;
+        z4[i] = mul_pack<T>(x4[i], y4[i]);
     }
     // The tail: the last n % N elements, one per thread of the first threads.
     const long long t = packs * N + tid;
@@ -68,10 +66,10 @@ __device__ __forceinline__ void mul_pack1(const T *__restrict__ x, const T *__re
 }
 
 extern "C" __global__ void mul_packed_f32(const float *x, const float *y, float *z, long long n) {
-    mul_packed<float, 4>(x, y, z, n);
+    mul_packed<float>(x, y, z, n);
 }
 extern "C" __global__ void mul_packed_f16(const __half *x, const __half *y, __half *z, long long n) {
-    mul_packed<__half, 8>(x, y, z, n);
+    mul_packed<__half>(x, y, z, n);
 }
 extern "C" __global__ void mul_pack1_f32(const float *x, const float *y, float *z, long long n) {
     mul_pack1<float>(x, y, z, n);
