@@ -285,10 +285,11 @@ func MeasureDot(env *lab.Env, n int, run *record.Run, progress func(string)) err
 		if !rec.Correct {
 			return fmt.Errorf("dot %s: result %.10g, but a %s accumulation of these inputs gives exactly %.10g", s.Name, got, dtype, want)
 		}
-		launch, _, err := p.Launcher(s, "")
+		launch, prog, err := p.Launcher(s, "")
 		if err != nil {
 			return err
 		}
+		run.Kernels = append(run.Kernels, prog.Report(s.Kernel, Block, 0))
 		rec, err = env.Measure(rec, bench.Work{Bytes: 4 * float64(n), FLOPs: 2 * float64(n)}, launch)
 		if err != nil {
 			return err
