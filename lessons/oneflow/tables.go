@@ -107,7 +107,7 @@ func unavailableNote(run *record.Run) string {
 
 func elementwiseTables(run *record.Run) []show.Table {
 	t := show.Table{Title: "z = x*y at 32M elements: the article's A100 beside this GPU",
-		Header: []string{"step", "dtype", "article time", "article % of peak", "time here", "% of copy BW here", "vs torch.mul here"}}
+		Header: []string{"step", "dtype", "article time", "article % of peak", "time here", "% of copy BW here", "speedup over torch.mul here"}}
 	for _, a := range ArticleMul {
 		r, ok := find(run, "mul", a.Step, a.DType, 0)
 		tr, tok := find(run, "mul", "PyTorch torch.mul", a.DType, 0)
