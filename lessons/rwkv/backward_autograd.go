@@ -164,6 +164,7 @@ func (o *GPUOp) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*autograd
 	if err != nil {
 		return nil, err
 	}
+	uploaded := !g.OnGPU() // a host gradient (from the loss on the host) is uploaded here, and freed below
 	gd, err := g.Device(sess)
 	if err != nil {
 		return nil, err
@@ -181,6 +182,14 @@ func (o *GPUOp) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*autograd
 		dk.Free()
 		dw.Free()
 		return nil, err
+	}
+	if uploaded {
+		if err := sess.Synchronize(); err != nil {
+			dk.Free()
+			dw.Free()
+			return nil, fmt.Errorf("%s: %w", o.Bwd.Step.Name, err)
+		}
+		g.Free()
 	}
 	grads := []*autograd.Tensor{autograd.OnDevice("dw", dw, true, s.C, s.T), autograd.OnDevice("dk", dk, true, s.B, s.C, s.T)}
 	for i := range grads {
