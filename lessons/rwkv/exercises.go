@@ -85,6 +85,7 @@ type ExerciseResult struct {
 	Report   record.KernelReport
 	Checks   []string // one line per shape checked
 	OK       bool     // compiled, and correct on every shape (GPU mode)
+	Ran      bool     // it ran on a GPU (false in the no-GPU mode)
 	Mine, V0 bench.Timing
 	Message  string
 }
@@ -95,7 +96,10 @@ func (r *ExerciseResult) Show() {
 		show.Note(show.Info, c)
 	}
 	kind := show.Success
-	if !r.OK {
+	switch {
+	case !r.Ran:
+		kind = show.Info
+	case !r.OK:
 		kind = show.Warning
 	}
 	show.Note(kind, r.Message)
@@ -122,6 +126,7 @@ func CheckExercise(env *lab.Env, e Exercise, code string) (*ExerciseResult, erro
 			e.Step.Kernel, prog.Compiled.Arch, r.Report.StaticSharedBytes, env.Mode)
 		return r, nil
 	}
+	r.Ran = true
 	shapes := append(append([]Shape{}, e.Shapes...), ArticleShape)
 	for i, s := range shapes {
 		rows := 0

@@ -348,3 +348,43 @@ func Check(env *lab.Env, i int, code string) error {
 	r.Show()
 	return nil
 }
+
+// Autograd runs the original's training-style loss (r*r - tanh(r)).sum() through the RWKV op as an
+// autograd Function (backward_autograd.go). The CPU float64 op is checked against finite differences
+// in either mode; in the GPU mode the GPU op (fastest exact forward, fastest backward) is checked by
+// finite differences on a small shape, and its dw and dk at the article's shape against the float64
+// reference chain on 1024 random rows.
+func Autograd(env *lab.Env) error {
+	small := Shape{B: 2, C: 3, T: 8}
+	cpu, err := GradCheckCPU(small, 5)
+	if err != nil {
+		return err
+	}
+	show.Note(kindOf(cpu.OK), fmt.Sprintf("gradcheck of the CPU float64 op through the training loss on %v: %v", small, cpu))
+	if !env.GPU() {
+		show.Note(show.Info, "The GPU op's gradcheck and the article-shape autograd check need a GPU ("+env.Mode.String()+").")
+		return nil
+	}
+	fwd, err := StepByName("v5")
+	if err != nil {
+		return err
+	}
+	g, err := GradCheckGPU(env, Shape{B: 2, C: 3, T: 16}, fwd, FastestBackward(), 5, 0)
+	if err != nil {
+		return err
+	}
+	show.Note(kindOf(g.OK), fmt.Sprintf("gradcheck of the GPU op (%s + %s): %v", fwd.Name, FastestBackward().Name, g))
+	r, err := AutogradCheck(env, ArticleShape, fwd, FastestBackward(), 9, 1024)
+	if err != nil {
+		return err
+	}
+	show.Note(kindOf(r.OK()), r.String())
+	return nil
+}
+
+func kindOf(ok bool) string {
+	if ok {
+		return show.Success
+	}
+	return show.Failure
+}

@@ -36,14 +36,29 @@ func CheckRows(quick bool) int {
 	return 0
 }
 
-// BackwardMeasurer measures the backward ladder at shape s: records with Case "backward" (one per
-// step, checked against BackwardDK/BackwardDW) and the compile reports of its kernels.
-type BackwardMeasurer func(env *lab.Env, s Shape, quick bool) ([]record.Record, []record.KernelReport, error)
-
-// MeasureBackward is set by the backward half of the lesson (backward*.go, in an init) and called by
-// Run after the forward. While it is nil, Run records no backward kernels (the PyTorch backward is
-// still measured).
-var MeasureBackward BackwardMeasurer
+// measureBackward measures every step of the backward ladder (BackwardSteps, backward.go) at shape
+// s: each checked against BackwardDK and BackwardDW on checkRows rows (and as many channels), then
+// timed; with the compile reports of its kernels.
+func measureBackward(env *lab.Env, s Shape, checkRows int) ([]record.Record, []record.KernelReport, error) {
+	p, err := NewBackwardProblem(env, s, ArticleSeed, checkRows)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer p.Free()
+	var recs []record.Record
+	var reps []record.KernelReport
+	for _, st := range BackwardSteps {
+		rec, err := p.Measure(st)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs = append(recs, rec)
+		if r, err := p.Reports(st); err == nil {
+			reps = append(reps, r...)
+		}
+	}
+	return recs, reps, nil
+}
 
 // Run measures, at the article's shape: the PyTorch baseline (forward, forward+backward, and a
 // cross-check of its output against our reference), every forward step (checked, then timed), the
@@ -76,16 +91,14 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	}
 	p.Free()
 
-	if MeasureBackward != nil {
-		recs, reps, err := MeasureBackward(env, s, quick)
-		if err != nil {
-			return nil, fmt.Errorf("rwkv backward: %w", err)
-		}
-		for _, r := range recs {
-			run.Add(r)
-		}
-		run.Kernels = append(run.Kernels, reps...)
+	recs, reps, err := measureBackward(env, s, CheckRows(quick))
+	if err != nil {
+		return nil, fmt.Errorf("rwkv backward: %w", err)
 	}
+	for _, r := range recs {
+		run.Add(r)
+	}
+	run.Kernels = append(run.Kernels, reps...)
 	prog.Step("backward")
 
 	for _, T := range sweep {
