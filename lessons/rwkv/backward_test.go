@@ -343,3 +343,50 @@ func TestFloat4Model(t *testing.T) {
 		compareModel(t, "dw "+s.String(), dwSum, BackwardDW(s, k, g))
 	}
 }
+
+// f32Op is the CPU op with a float32 forward that accumulates like the naive kernel: a stand-in for
+// the GPU op, to show that autograd.Float32Check's step and bounds suit a float32 forward.
+type f32Op struct{ CPUOp }
+
+func (o f32Op) Forward(ctx *autograd.Context, in ...*autograd.Tensor) (*autograd.Tensor, error) {
+	s := o.Shape
+	w, k := mustValues(in[0]), mustValues(in[1])
+	out := make([]float64, s.Len())
+	for r := 0; r < s.Rows(); r++ {
+		c := r % s.C
+		for t := 0; t < s.T; t++ {
+			acc := float32(o.Eps)
+			for u := 0; u <= t; u++ {
+				acc += float32(w[c*s.T+(s.T-1)-(t-u)]) * float32(k[r*s.T+u])
+			}
+			out[r*s.T+t] = float64(acc)
+		}
+	}
+	ctx.SaveForBackward(in[0], in[1])
+	return autograd.New("out", out, s.B, s.C, s.T), nil
+}
+
+func TestFloat32CheckSuitsAFloat32Forward(t *testing.T) {
+	for _, s := range append(GradCheckShapes, Shape{B: 2, C: 2, T: 64}) {
+		w, k := InputTensors(s, 13)
+		op := f32Op{CPUOp{Shape: s, Eps: Eps}}
+		res, err := autograd.GradCheck(func(tp *autograd.Tape, in []*autograd.Tensor) (*autograd.Tensor, error) {
+			return TrainingLoss(tp, op, in[0], in[1])
+		}, []*autograd.Tensor{w, k}, autograd.Float32Check)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.OK {
+			t.Errorf("%v: %v: %v", s, res, res.Err())
+		}
+		t.Logf("%v: %v", s, res)
+		// and the wrong dk still fails under the float32 bounds
+		bad := wrongDK{CPUOp{Shape: s, Eps: Eps}}
+		res, err = autograd.GradCheck(func(tp *autograd.Tape, in []*autograd.Tensor) (*autograd.Tensor, error) {
+			return TrainingLoss(tp, bad, in[0], in[1])
+		}, []*autograd.Tensor{w, k}, autograd.Float32Check)
+		if err != nil || res.OK {
+			t.Errorf("%v: a wrong dk passed the float32 gradcheck (%v, %v)", s, res, err)
+		}
+	}
+}
