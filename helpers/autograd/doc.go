@@ -25,4 +25,8 @@
 //		return autograd.Chain(tp, in[0], autograd.Square, autograd.Sum)
 //	}, []*autograd.Tensor{x}, autograd.Float64Check)
 //	fmt.Println(res)                          // PASS  gradcheck of 3 elements: ...
+//
+// A GPU operation is a Function whose Forward launches a kernel on in[i].Device(session) and returns
+// OnDevice(...) with its output buffer, and whose Backward launches the gradient kernels (see
+// lessons/rwkv's GPUOp). The tape's default Accumulate adds on the host.
 package autograd
