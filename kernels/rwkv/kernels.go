@@ -1,5 +1,5 @@
 // Package rwkv holds the CUDA sources of lesson 01, the RWKV time-mix kernel: the forward ladder
-// (0_naive.cu .. 6_tensorcore_tf32.cu), the backward kernels (bwd_*.cu) and the solutions of the
+// (0_naive.cu .. 7_tensorcore_3xtf32.cu), the backward kernels (bwd_*.cu) and the solutions of the
 // notebook's exercises (solutions/). Each step is its own file; the comment at its top says what
 // changed and why.
 package rwkv

@@ -167,22 +167,28 @@ var Steps = []Step{
 		}},
 	{Name: "v6 tensor core tf32", File: "6_tensorcore_tf32.cu", Kernel: "rwkv_fwd_v6", DType: "tf32", Tol: check.TF32,
 		Idea: "per channel a product with a triangular Toeplitz matrix on TF32 tensor cores",
-		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
-			if d.Major > 0 && d.Major < 8 {
-				return Launch{}, fmt.Errorf("rwkv v6 tensor core tf32: TF32 tensor cores need compute capability 8.0 or newer, this GPU is %s", d.ComputeCapability())
-			}
-			if s.T%32 != 0 {
-				return Launch{}, fmt.Errorf("rwkv v6 tensor core tf32: T = %d is not a multiple of 32, which the kernel needs (T %% 32 == 0)", s.T)
-			}
-			if err := needB("v6 tensor core tf32", s, 32); err != nil {
-				return Launch{}, err
-			}
-			bytes := V6Shared(s.T)
-			if err := needShared("v6 tensor core tf32", s, d, bytes); err != nil {
-				return Launch{}, err
-			}
-			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * s.B / 32), Block: gpu.D1(32 * V6Warps(s.T)), SharedBytes: bytes}}, nil
-		}},
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return tensorCorePlan("v6 tensor core tf32", s, d) }},
+	{Name: "v7 tensor core 3xtf32", File: "7_tensorcore_3xtf32.cu", Kernel: "rwkv_fwd_v7", DType: "3xtf32", Tol: check.FP32,
+		Idea: "v6 with each input split into TF32 hi + lo and three products: FP32 accuracy on tensor cores",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return tensorCorePlan("v7 tensor core 3xtf32", s, d) }},
+}
+
+// tensorCorePlan is the launch of v6 and v7: one block per channel and 32 batch rows.
+func tensorCorePlan(name string, s Shape, d gpu.DeviceInfo) (Launch, error) {
+	if d.Major > 0 && d.Major < 8 {
+		return Launch{}, fmt.Errorf("rwkv %s: TF32 tensor cores need compute capability 8.0 or newer, this GPU is %s", name, d.ComputeCapability())
+	}
+	if s.T%32 != 0 {
+		return Launch{}, fmt.Errorf("rwkv %s: T = %d is not a multiple of 32, which the kernel needs (T %% 32 == 0)", name, s.T)
+	}
+	if err := needB(name, s, 32); err != nil {
+		return Launch{}, err
+	}
+	bytes := V6Shared(s.T)
+	if err := needShared(name, s, d, bytes); err != nil {
+		return Launch{}, err
+	}
+	return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * s.B / 32), Block: gpu.D1(32 * V6Warps(s.T)), SharedBytes: bytes}}, nil
 }
 
 // StepByName finds a step by its name or its version prefix ("v5").

@@ -44,6 +44,8 @@ func TestPlansRefuseWhatTheyCannotTake(t *testing.T) {
 		{"v6", Shape{16, 1, 64}, "B % 32 == 0"},
 		{"v6", Shape{32, 1, 48}, "T % 32 == 0"},
 		{"v6", Shape{32, 1, 2048}, "shared memory"},
+		{"v7", Shape{32, 1, 48}, "T % 32 == 0"},
+		{"v7", Shape{8, 1, 64}, "B % 32 == 0"},
 	}
 	for _, c := range cases {
 		st, err := StepByName(c.step)
@@ -57,8 +59,10 @@ func TestPlansRefuseWhatTheyCannotTake(t *testing.T) {
 	}
 	old := h100
 	old.Major = 7
-	if _, err := Steps[6].Plan(ArticleShape, old); err == nil || !strings.Contains(err.Error(), "8.0") {
-		t.Errorf("v6 on compute capability 7.0: %v", err)
+	for _, st := range Steps[6:] {
+		if _, err := st.Plan(ArticleShape, old); err == nil || !strings.Contains(err.Error(), "8.0") {
+			t.Errorf("%s on compute capability 7.0: %v", st.Name, err)
+		}
 	}
 	if err := Steps[0].Validate(Shape{0, 1, 1}, h100); err == nil {
 		t.Error("an empty shape must be refused")
@@ -145,7 +149,7 @@ func TestTablesAndFigures(t *testing.T) {
 	if len(figs) < 4 {
 		t.Errorf("%d figures", len(figs))
 	}
-	if tab := Targets(run); len(tab.Rows) != 4 {
+	if tab := Targets(run); len(tab.Rows) != 5 {
 		t.Errorf("targets: %d rows", len(tab.Rows))
 	}
 }
