@@ -13,9 +13,9 @@
 // All inputs are rounded to TF32 once, when they are staged in shared memory.
 // Each warp computes a 32 x 32 output tile (2 x 2 accumulators; every fragment loaded feeds two MMAs)
 // and takes the column tiles in mirrored pairs, so all warps do the same work.
-// Launch: grid C * (B/32), block 32 * nw (nw warps), dynamic shared 4*(32*(T+8) + 8*(T+PAD+8)) bytes.
+// Launch: grid C * (B/32), block 32 * nw (nw warps), dynamic shared 4*(32*(T+4) + 8*(T+PAD+8)) bytes.
 // Limits: B % 32 == 0, T % 32 == 0, compute capability 8.0 or newer, shared memory within the device's
-// limit (T up to 1408 on an H100).
+// limit (T up to 1440 on an H100).
 #include <mma.h>
 using namespace nvcuda;
 
@@ -24,8 +24,11 @@ using namespace nvcuda;
 extern "C" __global__ void rwkv_fwd_v6(const float *__restrict__ w, const float *__restrict__ k,
                                        float *__restrict__ out, float eps, int B, int C, int T) {
     extern __shared__ __align__(32) float smem[];
-    const int SK = T + 8;        // row stride of K in shared memory (a multiple of 8: 32-byte rows)
-    const int L = T + PAD + 8;   // row length of M
+    // Row strides chosen for conflict-free fragment loads: an A fragment load reads 8 rows x 4
+    // columns (SK % 32 == 4 puts them in 32 different banks), a B fragment load 4 rows x 8 columns
+    // (L % 32 == 8 does). Fragment pointers stay 32-byte aligned: 16*SK and PAD+t-u0 are multiples of 8.
+    const int SK = T + 4;        // row stride of K in shared memory
+    const int L = T + PAD + 8;   // row length of M (T % 32 == 0, so L % 32 == 8)
     float *Ks = smem;            // 32 rows of SK floats: K[b0+r][u], TF32-rounded
     float *M = smem + 32 * SK;   // 8 rows of L floats
     const int c = blockIdx.x % C;

@@ -35,8 +35,11 @@ __device__ __forceinline__ void mma3(Acc &acc, const A &ah, const A &al, const B
 extern "C" __global__ void rwkv_fwd_v7(const float *__restrict__ w, const float *__restrict__ k,
                                        float *__restrict__ out, float eps, int B, int C, int T) {
     extern __shared__ __align__(32) float smem[];
-    const int SK = T + 8;        // row stride of K in shared memory (a multiple of 8: 32-byte rows)
-    const int L = T + PAD + 8;   // row length of M
+    // Row strides chosen for conflict-free fragment loads: an A fragment load reads 8 rows x 4
+    // columns (SK % 32 == 4 puts them in 32 different banks), a B fragment load 4 rows x 8 columns
+    // (L % 32 == 8 does). Fragment pointers stay 32-byte aligned: 16*SK and PAD+t-u0 are multiples of 8.
+    const int SK = T + 4;        // row stride of K in shared memory
+    const int L = T + PAD + 8;   // row length of M (T % 32 == 0, so L % 32 == 8)
     float *Ks = smem;            // 32 rows of SK floats: K[b0+r][u], full float32
     float *M = smem + 32 * SK;   // 8 rows of L floats
     const int c = blockIdx.x % C;

@@ -95,12 +95,12 @@ func modelFwdV5(s Shape, w, k []float32, eps float64) []float64 {
 	return out
 }
 
-// modelFwdV6 follows 6_tensorcore_tf32.cu in float64: K staged with stride T+8, the skewed 8-row array
+// modelFwdV6 follows 6_tensorcore_tf32.cu in float64: K staged with stride T+4, the skewed 8-row array
 // M, 32-wide column tiles in mirrored pairs, 16x16x8 tile products, the zero tiles skipped.
 func modelFwdV6(s Shape, w, k []float32, eps float64) []float64 {
 	const PAD = 32
 	T := s.T
-	SK, L := T+8, T+PAD+8
+	SK, L := T+4, T+PAD+8
 	out := make([]float64, s.Len())
 	for i := range out {
 		out[i] = math.NaN()

@@ -93,9 +93,9 @@ func V5Layout(T int) (tpad, stride, bytes int) {
 	return tpad, stride, 4 * (tpad + V5Rows*stride)
 }
 
-// V6Shared is the dynamic shared memory of v6: K (32 rows of T+8) and the skewed W array (8 rows of
+// V6Shared is the dynamic shared memory of v6 and v7: K (32 rows of T+4) and the skewed W array (8 rows of
 // T+40), TF32-rounded floats.
-func V6Shared(T int) int { return 4 * (32*(T+8) + 8*(T+32+8)) }
+func V6Shared(T int) int { return 4 * (32*(T+4) + 8*(T+32+8)) }
 
 // V6Warps is v6's warps per block: the column tiles come in mirrored pairs, spread evenly over at
 // most 16 warps.

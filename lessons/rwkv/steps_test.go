@@ -79,7 +79,7 @@ func TestV5LayoutIsConflictFreeAndAligned(t *testing.T) {
 }
 
 func TestV6Warps(t *testing.T) {
-	for _, c := range []struct{ T, want int }{{32, 1}, {64, 1}, {768, 12}, {1024, 16}, {1408, 11}} {
+	for _, c := range []struct{ T, want int }{{32, 1}, {64, 1}, {768, 12}, {1024, 16}, {1440, 12}} {
 		if got := V6Warps(c.T); got != c.want {
 			t.Errorf("T=%d: %d warps, want %d", c.T, got, c.want)
 		}
