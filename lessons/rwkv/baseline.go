@@ -84,8 +84,8 @@ type TorchResult struct {
 // article's T.
 var XShape = Shape{B: 4, C: 64, T: 768}
 
-// Timing converts a PyTorch timing to the suite's.
-func Timing(t torch.Timing) bench.Timing {
+// TorchTiming converts a PyTorch timing to the suite's.
+func TorchTiming(t torch.Timing) bench.Timing {
 	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
 }
 

@@ -137,10 +137,10 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweep []int) {
 		return
 	}
 	run.Receipt.Torch = tr.Torch
-	run.Add(env.WithTiming(base, ForwardWork(s), Timing(tr.Forward)))
+	run.Add(env.WithTiming(base, ForwardWork(s), TorchTiming(tr.Forward)))
 	fb := base
 	fb.Case, fb.Note = "fwdbwd", "forward then out.backward(g): dk and dw"
-	fbr := env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, Timing(tr.FwdBwd))
+	fbr := env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, TorchTiming(tr.FwdBwd))
 	run.Add(fbr)
 	bw := base
 	bw.Case, bw.Note = "backward", "derived: median of forward+backward minus median of forward"
@@ -151,7 +151,7 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweep []int) {
 			ss := Shape{B: s.B, C: s.C, T: T}
 			r := base
 			r.Case, r.Shape, r.Size = "sweep", ss.String(), int64(T)
-			run.Add(env.WithTiming(r, ForwardWork(ss), Timing(t)))
+			run.Add(env.WithTiming(r, ForwardWork(ss), TorchTiming(t)))
 		}
 	}
 	x := record.Record{Case: "crosscheck", Variant: Torch, Kind: "baseline", DType: "float32", Shape: XShape.String(),
