@@ -3,7 +3,8 @@
 // 1. The lanes of a warp take 32 batch rows of one channel, all at the same t. Every lane then runs
 //    exactly the same loop (no divergence at all), the w value it needs is the same for the whole
 //    warp (a shared-memory broadcast), and each lane reads its own k row.
-// 2. Each lane keeps TT = 16 consecutive outputs in registers. Written as out[t] = sum_d w'[d] k[t-d]
+// 2. Each lane keeps TT = 16 consecutive outputs in registers (-DTT=8 or 32 compile the other tile
+//    sizes the lesson measures to choose 16). Written as out[t] = sum_d w'[d] k[t-d]
 //    with w' = w reversed, the k values of 16 outputs over 16 steps of d form a window of 32 values
 //    that slides by 16: the lane loads 16 new k values (four float4s) and 16 w' values (four float4
 //    broadcasts) per 256 FMAs, keeping the other 16 from the previous step (two register sets used
@@ -16,7 +17,9 @@
 // Launch: grid C * ceil(B/32), block 256, dynamic shared 4*(Tpad + 32*S) bytes with Tpad = T rounded
 // up to 16 and S the smallest S >= Tpad+16 with S % 32 == 4. Any B (missing rows read zeros and are
 // not stored) and any T whose shared memory fits the device (T up to about 1700 on an H100).
+#ifndef TT
 #define TT 16
+#endif
 #define ROWS 32
 
 // One block of TT steps of d: acc[i] += sum_j wd[j] * win[TT+i-j], win = lo ++ hi, where

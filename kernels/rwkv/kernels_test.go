@@ -14,6 +14,16 @@ func TestEveryKernelCompiles(t *testing.T) {
 	if len(fs) < 7 {
 		t.Fatalf("only %d kernel files embedded: %v", len(fs), fs)
 	}
+	// v5 compiles for every tile size the lesson measures.
+	for _, tt := range []string{"8", "16", "32"} {
+		src, err := Source("5_register_tile.cu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: []string{"TT=" + tt}}); err != nil {
+			t.Errorf("5_register_tile.cu with TT=%s: %v", tt, err)
+		}
+	}
 	for _, f := range fs {
 		src, err := Source(f)
 		if err != nil {

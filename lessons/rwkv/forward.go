@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -94,7 +95,7 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, La
 	if err != nil {
 		return nil, nil, l, err
 	}
-	prog, err := p.env.Build(src, st.Kernel)
+	prog, err := p.env.BuildWith(src, compile.Options{Defines: st.Defines}, st.Kernel)
 	if err != nil {
 		return nil, nil, l, err
 	}
@@ -166,7 +167,7 @@ func CompileReport(env *lab.Env, st Step, s Shape) (record.KernelReport, error) 
 	if err != nil {
 		return record.KernelReport{}, err
 	}
-	prog, err := env.Build(src, st.Kernel)
+	prog, err := env.BuildWith(src, compile.Options{Defines: st.Defines}, st.Kernel)
 	if err != nil {
 		return record.KernelReport{}, err
 	}

@@ -1,6 +1,7 @@
 package rwkv
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -12,9 +13,9 @@ import (
 
 // modelFwdV5 follows 5_register_tile.cu: reversed w with zero padding, k rows with TT zeros in front,
 // tiles of TT outputs, blocks of TT steps of d with the lo/hi window swap, mirrored tile pairs.
-func modelFwdV5(s Shape, w, k []float32, eps float64) []float64 {
-	const TT, ROWS = V5Tile, V5Rows
-	tpad, S, _ := V5Layout(s.T)
+func modelFwdV5(s Shape, w, k []float32, eps float64, TT int) []float64 {
+	const ROWS = V5Rows
+	tpad, S, _ := V5LayoutTT(s.T, TT)
 	out := make([]float64, s.Len())
 	for i := range out {
 		out[i] = math.NaN()
@@ -185,7 +186,9 @@ func compareFwdModel(t *testing.T, name string, s Shape, got, want []float64) {
 func TestRegisterTileV5Model(t *testing.T) {
 	for _, s := range []Shape{{1, 1, 1}, {3, 2, 17}, {33, 2, 40}, {2, 1, 16}, {1, 2, 100}, {5, 1, 256}} {
 		w, k := Inputs(s, 21)
-		compareFwdModel(t, "v5", s, modelFwdV5(s, w, k, Eps), Forward(s, w, k, Eps))
+		for _, tt := range V5Tiles {
+			compareFwdModel(t, fmt.Sprintf("v5 TT=%d", tt), s, modelFwdV5(s, w, k, Eps, tt), Forward(s, w, k, Eps))
+		}
 	}
 }
 

@@ -206,6 +206,9 @@ func Walk(env *lab.Env, step string) error {
 		kind = show.Failure
 	}
 	show.Note(kind, strings.Join(parts, "; ")+". Device: "+r.Device+", "+r.Date+".")
+	if st.File == "5_register_tile.cu" {
+		TileTable(run).Display()
+	}
 	return nil
 }
 

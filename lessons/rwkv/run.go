@@ -67,7 +67,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
 	s := ArticleShape
 	sweep := SweepTs(quick)
-	prog := show.NewProgress("lesson 01", 2+len(Steps)+len(sweep)*len(Steps))
+	prog := show.NewProgress("lesson 01", 2+len(Steps)+len(V5Tiles)+len(sweep)*len(Steps))
 	defer prog.Done()
 
 	addTorch(env, run, s, sweep)
@@ -88,6 +88,16 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			run.Kernels = append(run.Kernels, rep)
 		}
 		prog.Step(st.Name)
+	}
+	for _, tt := range V5Tiles { // the measurement behind v5's tile size
+		rec, err := p.Measure(V5Step(tt), "")
+		if err != nil {
+			p.Free()
+			return nil, err
+		}
+		rec.Case, rec.Size = "tile", int64(tt)
+		run.Add(rec)
+		prog.Step(rec.Variant)
 	}
 	p.Free()
 
@@ -311,9 +321,24 @@ func SweepTable(run *record.Run) show.Table {
 	return t
 }
 
+// TileTable is v5 at the article's shape with 8, 16 and 32 outputs per lane: the measurement that
+// chose its tile size.
+func TileTable(run *record.Run) show.Table {
+	t := show.Table{Title: "v5: outputs per lane (register tile), measured at the article's shape",
+		Header: []string{"outputs per lane", "median", "TFLOP/s", "% FP32 peak", "check"}}
+	for _, r := range run.Select("tile") {
+		t.Rows = append(t.Rows, []string{fmt.Sprint(r.Size), ms(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), verdictOf(r)})
+	}
+	if len(t.Rows) == 0 {
+		t.Rows = append(t.Rows, []string{"(not in this run)", "", "", "", ""})
+	}
+	t.Caption = "More outputs per lane means fewer shared-memory loads per FMA but more registers (3 x tile per lane: accumulators and the two k windows) and more wasted products on the diagonal tiles."
+	return t
+}
+
 // Tables are the lesson's tables from a run.
 func Tables(run *record.Run) []show.Table {
-	return []show.Table{ForwardTable(run), BackwardTable(run), ArticleTable(run), SweepTable(run),
+	return []show.Table{ForwardTable(run), BackwardTable(run), ArticleTable(run), SweepTable(run), TileTable(run),
 		show.Reports("Compile reports at the article's shape", run.Kernels)}
 }
 

@@ -34,8 +34,10 @@ type Step struct {
 	File   string // in kernels/rwkv
 	Kernel string
 	DType  string // "float32", or "tf32" for the tensor-core step
-	Tol    check.Tolerance
-	Idea   string // one line: what changed
+	// Defines are -D flags the source is compiled with (a tile size).
+	Defines []string
+	Tol     check.Tolerance
+	Idea    string // one line: what changed
 	// Plan returns the launch for shape s on device d, or why the kernel cannot take s.
 	Plan func(s Shape, d gpu.DeviceInfo) (Launch, error)
 }
@@ -84,9 +86,12 @@ const (
 
 // V5Layout is v5's padded length Tpad (T rounded up to the tile) and shared row stride S (the
 // smallest S >= Tpad + tile with S % 32 == 4, for conflict-free float4 loads), and its shared bytes.
-func V5Layout(T int) (tpad, stride, bytes int) {
-	tpad = gpu.CeilDiv(T, V5Tile) * V5Tile
-	stride = tpad + V5Tile
+func V5Layout(T int) (tpad, stride, bytes int) { return V5LayoutTT(T, V5Tile) }
+
+// V5LayoutTT is V5Layout for a tile of tt outputs per lane.
+func V5LayoutTT(T, tt int) (tpad, stride, bytes int) {
+	tpad = gpu.CeilDiv(T, tt) * tt
+	stride = tpad + tt
 	for stride%32 != 4 {
 		stride++
 	}
@@ -155,22 +160,35 @@ var Steps = []Step{
 			}
 			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * s.B / BF), Block: gpu.D1(s.T / 8)}}, nil
 		}},
-	{Name: "v5 register tile", File: "5_register_tile.cu", Kernel: "rwkv_fwd_v5", DType: "float32", Tol: check.FP32,
-		Idea: "lanes = 32 batch rows, 16 outputs per lane in registers, sliding k window",
-		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
-			tpad, stride, bytes := V5Layout(s.T)
-			if err := needShared("v5 register tile", s, d, bytes); err != nil {
-				return Launch{}, err
-			}
-			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * gpu.CeilDiv(s.B, V5Rows)), Block: gpu.D1(V5Block), SharedBytes: bytes},
-				Extra: []any{int32(tpad), int32(stride)}}, nil
-		}},
+	V5Step(V5Tile),
 	{Name: "v6 tensor core tf32", File: "6_tensorcore_tf32.cu", Kernel: "rwkv_fwd_v6", DType: "tf32", Tol: check.TF32,
 		Idea: "per channel a product with a triangular Toeplitz matrix on TF32 tensor cores",
 		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return tensorCorePlan("v6 tensor core tf32", s, d) }},
 	{Name: "v7 tensor core 3xtf32", File: "7_tensorcore_3xtf32.cu", Kernel: "rwkv_fwd_v7", DType: "3xtf32", Tol: check.FP32,
 		Idea: "v6 with each input split into TF32 hi + lo and three products: FP32 accuracy on tensor cores",
 		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return tensorCorePlan("v7 tensor core 3xtf32", s, d) }},
+}
+
+// V5Tiles are the tile sizes (outputs per lane) the lesson measures v5 with.
+var V5Tiles = []int{8, 16, 32}
+
+// V5Step is v5 compiled for tt outputs per lane (a multiple of 4); V5Step(V5Tile) is the ladder's step.
+func V5Step(tt int) Step {
+	name := "v5 register tile"
+	if tt != V5Tile {
+		name = fmt.Sprintf("v5 register tile, %d per lane", tt)
+	}
+	return Step{Name: name, File: "5_register_tile.cu", Kernel: "rwkv_fwd_v5", DType: "float32", Tol: check.FP32,
+		Defines: []string{fmt.Sprintf("TT=%d", tt)},
+		Idea:    fmt.Sprintf("lanes = 32 batch rows, %d outputs per lane in registers, sliding k window", tt),
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
+			tpad, stride, bytes := V5LayoutTT(s.T, tt)
+			if err := needShared(name, s, d, bytes); err != nil {
+				return Launch{}, err
+			}
+			return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * gpu.CeilDiv(s.B, V5Rows)), Block: gpu.D1(V5Block), SharedBytes: bytes},
+				Extra: []any{int32(tpad), int32(stride)}}, nil
+		}}
 }
 
 // tensorCorePlan is the launch of v6 and v7: one block per channel and 32 batch rows.
