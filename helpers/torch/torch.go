@@ -83,7 +83,12 @@ func Run(script string, args, result any, timeout time.Duration) error {
 		return fmt.Errorf("the PyTorch baseline ran over %v", timeout)
 	}
 	if err != nil {
-		return fmt.Errorf("the PyTorch baseline failed: %v\n%s", err, tail(stderr.String(), 2000))
+		msg := strings.TrimSpace(stderr.String())
+		last := msg
+		if i := strings.LastIndex(msg, "\n"); i >= 0 {
+			last = msg[i+1:]
+		}
+		return fmt.Errorf("the PyTorch baseline failed (%v): %s\n%s", err, last, tail(msg, 2000))
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	last := lines[len(lines)-1]

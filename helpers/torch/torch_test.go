@@ -30,7 +30,7 @@ func TestRunPassesArgsAndReadsResult(t *testing.T) {
 		t.Errorf("result %+v, want N=7", out)
 	}
 	os.WriteFile(fake, []byte("#!/bin/sh\necho boom >&2\nexit 3\n"), 0o755)
-	if err := Run("", nil, &out, 10*time.Second); err == nil || !strings.Contains(err.Error(), "boom") {
+	if err := Run("", nil, &out, 10*time.Second); err == nil || !strings.Contains(strings.Split(err.Error(), "\n")[0], "boom") {
 		t.Errorf("a failing script gave %v", err)
 	}
 }
