@@ -119,6 +119,11 @@ type Kernel struct {
 // shared memory fit on one SM, and names what limits them.
 func (k *Kernel) Occupancy(blockThreads, dynShared int) (Occupancy, error) {
 	est := EstimateOccupancy(k.s.Device, k.Attrs, blockThreads, dynShared)
+	// The driver counts a kernel as fitting no block at all when it asks for more dynamic shared
+	// memory than the kernel was opted in to, so opt in first, as Launch would.
+	if err := k.optIn(dynShared); err != nil {
+		return est, err
+	}
 	n, err := k.s.drv.occupancy(k.fn, blockThreads, dynShared)
 	if err != nil {
 		return est, fmt.Errorf("kernel %s: occupancy for block %d: %w", k.Name, blockThreads, err)
@@ -141,15 +146,24 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 	if err != nil {
 		return fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
-	if cfg.SharedBytes > 48*1024 && cfg.SharedBytes > k.optin {
-		if err := k.s.drv.setMaxDynamicShared(k.fn, cfg.SharedBytes); err != nil {
-			return fmt.Errorf("kernel %s: opting in to %d bytes of dynamic shared memory: %w", k.Name, cfg.SharedBytes, err)
-		}
-		k.optin = cfg.SharedBytes
+	if err := k.optIn(cfg.SharedBytes); err != nil {
+		return err
 	}
 	if err := k.s.drv.launch(k.fn, cfg, words); err != nil {
 		return fmt.Errorf("kernel %s: launch grid %v block %v shared %d: %w", k.Name, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
 	}
+	return nil
+}
+
+// optIn raises the kernel's dynamic shared memory limit above the 48 KiB default when bytes needs it.
+func (k *Kernel) optIn(bytes int) error {
+	if bytes <= 48*1024 || bytes <= k.optin {
+		return nil
+	}
+	if err := k.s.drv.setMaxDynamicShared(k.fn, bytes); err != nil {
+		return fmt.Errorf("kernel %s: opting in to %d bytes of dynamic shared memory: %w", k.Name, bytes, err)
+	}
+	k.optin = bytes
 	return nil
 }
 

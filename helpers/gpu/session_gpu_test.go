@@ -159,3 +159,16 @@ func TestElapsed(t *testing.T) {
 		t.Errorf("zeroing 256 MiB took %v ms (%v)", ms, err)
 	}
 }
+
+// Occupancy with more than 48 KiB of dynamic shared memory needs the same opt-in as a launch.
+func TestOccupancyWithLargeDynamicShared(t *testing.T) {
+	s := open(t)
+	big, err := kernels(t, s).Kernel("big_smem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	occ, err := big.Occupancy(256, 100<<10)
+	if err != nil || occ.BlocksPerSM < 1 || occ.Limiter != "shared memory" {
+		t.Errorf("100 KiB of dynamic shared memory: %+v, %v", occ, err)
+	}
+}
