@@ -39,7 +39,7 @@ func TestForwardStepsOnAwkwardShapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range Steps {
+		for _, st := range append(append([]Step{}, Steps...), V5Step(8), V5Step(32)) {
 			if _, perr := p.Plan(st); perr != nil {
 				if _, cerr := p.Check(st, ""); cerr == nil {
 					t.Errorf("%s on %v: the plan refuses (%v) but Check ran", st.Name, s, perr)
