@@ -12,7 +12,9 @@
 // t1.. is the 8 x 16 window of M starting at column PAD + t1 - u0, read with leading dimension L.
 // All inputs are rounded to TF32 once, when they are staged in shared memory.
 // Each warp computes a 32 x 32 output tile (2 x 2 accumulators; every fragment loaded feeds two MMAs)
-// and takes the column tiles in mirrored pairs, so all warps do the same work.
+// and takes the column tiles in mirrored pairs, so all warps do the same work. A W fragment serves the
+// left half at one step and the right half two steps later (Toeplitz again), so each step loads two K
+// fragments and one W fragment.
 // Launch: grid C * (B/32), block 32 * nw (nw warps), dynamic shared 4*(32*(T+4) + 8*(T+PAD+8)) bytes.
 // Limits: B % 32 == 0, T % 32 == 0, compute capability 8.0 or newer, shared memory within the device's
 // limit (T up to 1440 on an H100).
@@ -54,29 +56,37 @@ extern "C" __global__ void rwkv_fwd_v6(const float *__restrict__ w, const float 
             const int t0 = n * 32;
             wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
             wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2];
-            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bt[2];
+            // W tiles are Toeplitz: the right half's tile at step u0 (offset t0+16-u0) is the left half's
+            // tile of two steps before (offset t0-(u0-16)). So each step loads one W fragment, and the
+            // warp keeps the left tiles of the last two steps: b1 = left(u0-8), b2 = left(u0-16).
+            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bl, b1, b2;
 #pragma unroll
             for (int i = 0; i < 2; ++i)
 #pragma unroll
                 for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], eps);
+            wmma::load_matrix_sync(b2, M + PAD + t0 + 16, L);  // left(-16) = right(0)
+            wmma::load_matrix_sync(b1, M + PAD + t0 + 8, L);   // left(-8)  = right(8)
             // u0 < t0+16: both column halves have non-zero W tiles.
             for (int u0 = 0; u0 < t0 + 16; u0 += 8) {
                 wmma::load_matrix_sync(a[0], Ks + u0, SK);
                 wmma::load_matrix_sync(a[1], Ks + 16 * SK + u0, SK);
-                wmma::load_matrix_sync(bt[0], M + PAD + t0 - u0, L);
-                wmma::load_matrix_sync(bt[1], M + PAD + t0 + 16 - u0, L);
+                wmma::load_matrix_sync(bl, M + PAD + t0 - u0, L);
 #pragma unroll
-                for (int i = 0; i < 2; ++i)
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a[i], bt[j], acc[i][j]);
+                for (int i = 0; i < 2; ++i) {
+                    wmma::mma_sync(acc[i][0], a[i], bl, acc[i][0]);
+                    wmma::mma_sync(acc[i][1], a[i], b2, acc[i][1]);
+                }
+                b2 = b1;
+                b1 = bl;
             }
-            // t0+16 <= u0 < t0+32: the left half's W tiles are all zero; only the right half remains.
+            // t0+16 <= u0 < t0+32: the left half's W tiles are all zero; only the right half remains,
+            // and its tiles are the left ones of the last two steps.
             for (int u0 = t0 + 16; u0 < t0 + 32; u0 += 8) {
                 wmma::load_matrix_sync(a[0], Ks + u0, SK);
                 wmma::load_matrix_sync(a[1], Ks + 16 * SK + u0, SK);
-                wmma::load_matrix_sync(bt[1], M + PAD + t0 + 16 - u0, L);
-                wmma::mma_sync(acc[0][1], a[0], bt[1], acc[0][1]);
-                wmma::mma_sync(acc[1][1], a[1], bt[1], acc[1][1]);
+                wmma::mma_sync(acc[0][1], a[0], b2, acc[0][1]);
+                wmma::mma_sync(acc[1][1], a[1], b2, acc[1][1]);
+                b2 = b1;
             }
 #pragma unroll
             for (int i = 0; i < 2; ++i)

@@ -65,37 +65,47 @@ extern "C" __global__ void rwkv_fwd_v7(const float *__restrict__ w, const float 
             const int t0 = n * 32;
             wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][2];
             wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a[2], al[2];
-            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bt[2], bl[2];
+            // W tiles are Toeplitz: the right half's tile at step u0 (offset t0+16-u0) is the left half's
+            // tile of two steps before (offset t0-(u0-16)). So each step loads one W fragment, and the
+            // warp keeps the left tiles of the last two steps: b1 = left(u0-8), b2 = left(u0-16).
+            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bl, b1, b2, bll, b1l, b2l;  // *l: lo parts
 #pragma unroll
             for (int i = 0; i < 2; ++i)
 #pragma unroll
                 for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], eps);
+            wmma::load_matrix_sync(b2, M + PAD + t0 + 16, L);  // left(-16) = right(0)
+            wmma::load_matrix_sync(b1, M + PAD + t0 + 8, L);   // left(-8)  = right(8)
+            split(b2, b2l);
+            split(b1, b1l);
             // u0 < t0+16: both column halves have non-zero W tiles.
             for (int u0 = 0; u0 < t0 + 16; u0 += 8) {
                 wmma::load_matrix_sync(a[0], Ks + u0, SK);
                 wmma::load_matrix_sync(a[1], Ks + 16 * SK + u0, SK);
-                wmma::load_matrix_sync(bt[0], M + PAD + t0 - u0, L);
-                wmma::load_matrix_sync(bt[1], M + PAD + t0 + 16 - u0, L);
+                wmma::load_matrix_sync(bl, M + PAD + t0 - u0, L);
+                split(a[0], al[0]);
+                split(a[1], al[1]);
+                split(bl, bll);
 #pragma unroll
                 for (int i = 0; i < 2; ++i) {
-                    split(a[i], al[i]);
-                    split(bt[i], bl[i]);
+                    mma3(acc[i][0], a[i], al[i], bl, bll);
+                    mma3(acc[i][1], a[i], al[i], b2, b2l);
                 }
-#pragma unroll
-                for (int i = 0; i < 2; ++i)
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) mma3(acc[i][j], a[i], al[i], bt[j], bl[j]);
+                b2 = b1;
+                b2l = b1l;
+                b1 = bl;
+                b1l = bll;
             }
-            // t0+16 <= u0 < t0+32: the left half's W tiles are all zero; only the right half remains.
+            // t0+16 <= u0 < t0+32: the left half's W tiles are all zero; only the right half remains,
+            // and its tiles are the left ones of the last two steps.
             for (int u0 = t0 + 16; u0 < t0 + 32; u0 += 8) {
                 wmma::load_matrix_sync(a[0], Ks + u0, SK);
                 wmma::load_matrix_sync(a[1], Ks + 16 * SK + u0, SK);
-                wmma::load_matrix_sync(bt[1], M + PAD + t0 + 16 - u0, L);
                 split(a[0], al[0]);
                 split(a[1], al[1]);
-                split(bt[1], bl[1]);
-                mma3(acc[0][1], a[0], al[0], bt[1], bl[1]);
-                mma3(acc[1][1], a[1], al[1], bt[1], bl[1]);
+                mma3(acc[0][1], a[0], al[0], b2, b2l);
+                mma3(acc[1][1], a[1], al[1], b2, b2l);
+                b2 = b1;
+                b2l = b1l;
             }
 #pragma unroll
             for (int i = 0; i < 2; ++i)

@@ -141,17 +141,21 @@ func modelFwdV6(s Shape, w, k []float32, eps float64) []float64 {
 					acc[x][e] = eps
 				}
 			}
+			// W fragments are tracked by their offset in M: b2 = left(u0-16), b1 = left(u0-8).
+			b2, b1 := PAD+t0+16, PAD+t0+8
 			for u0 := 0; u0 < t0+16; u0 += 8 {
+				bl := PAD + t0 - u0
 				for i := 0; i < 2; i++ {
-					for j := 0; j < 2; j++ {
-						mma(acc[i*2+j], Ks, 16*i*SK+u0, SK, M, PAD+t0+16*j-u0, L)
-					}
+					mma(acc[i*2+0], Ks, 16*i*SK+u0, SK, M, bl, L)
+					mma(acc[i*2+1], Ks, 16*i*SK+u0, SK, M, b2, L)
 				}
+				b2, b1 = b1, bl
 			}
 			for u0 := t0 + 16; u0 < t0+32; u0 += 8 {
 				for i := 0; i < 2; i++ {
-					mma(acc[i*2+1], Ks, 16*i*SK+u0, SK, M, PAD+t0+16-u0, L)
+					mma(acc[i*2+1], Ks, 16*i*SK+u0, SK, M, b2, L)
 				}
+				b2 = b1
 			}
 			for i := 0; i < 2; i++ {
 				for j := 0; j < 2; j++ {
