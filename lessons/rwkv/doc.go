@@ -3,8 +3,21 @@
 //
 //	out[b][c][t] = eps + sum_{u=0..t} w[c][(T-1)-(t-u)] * k[b][c][u]
 //
-// written as a ladder of CUDA kernels from a naive one to register tiling and tensor cores, each
-// checked against a float64 CPU reference on NaN-poisoned outputs and measured against the
-// article's PyTorch expression on the same GPU. problem.go holds the shape, the inputs and the
-// float64 references for the forward and the backward (dk, dw), proven by finite differences.
+// written as a ladder of CUDA kernels (kernels/rwkv), each checked against a float64 CPU reference on
+// NaN-poisoned outputs and measured against the article's PyTorch expression on the same GPU:
+//
+//	v0 naive, v1 shared memory, v2 float4 (4 outputs per thread), v3 batch grouping (the article's
+//	last step), v4 balanced triangles (announced, never written), v5 register tiles with warps across
+//	the batch, v6 TF32 tensor cores (a triangular Toeplitz product), v7 3xTF32 (FP32 accuracy).
+//
+// problem.go holds the shape, the inputs and the float64 references of the forward and the backward
+// (dk, dw), proven by finite differences; steps.go the steps and the limits each refuses before a
+// launch; forward.go the GPU problem (upload, poison, check, measure); run.go the lesson's Run, the
+// article's table, tables and figures; backward*.go the backward ladder and the autograd op.
+//
+//	env, err := lab.Open()
+//	if err != nil { ... }
+//	defer env.Close()
+//	run, err := env.Results(rwkv.Lesson, false) // measured on a GPU, recorded otherwise
+//	rwkv.ForwardTable(run).Display()
 package rwkv
