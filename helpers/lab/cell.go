@@ -13,6 +13,7 @@ import (
 // error with its source lines) instead of crashing the cell, and closes the env. Each GoNB cell is a
 // new process, so each opens its own env; the copy bandwidth and compiled PTX come from disk caches.
 func Cell(body func(env *Env) error) {
+	defer show.Flush()
 	env, err := Open()
 	if err != nil {
 		show.Error(err)

@@ -40,6 +40,14 @@ func Markdown(md string) {
 	fmt.Fprintln(Out, md)
 }
 
+// Flush waits until the notebook has received everything displayed so far. A cell that ends
+// right after displaying can otherwise lose its last output (seen in headless runs).
+func Flush() {
+	if InNotebook() {
+		gonbui.Sync()
+	}
+}
+
 // Note kinds.
 const (
 	Info    = "info"
