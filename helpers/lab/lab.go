@@ -195,3 +195,12 @@ func (e *Env) WithTiming(rec record.Record, w bench.Work, t bench.Timing) record
 	rec.GBps, rec.PctBW, rec.GFLOPs, rec.PctFLOPs = rt.GBps, rt.PctBW, rt.GFLOPs, rt.PctFLOPs
 	return rec
 }
+
+// CopyRecord is the device-to-device copy as a record of a case: the 100% line of every bandwidth
+// table, at the env's measured (median) copy bandwidth.
+func (e *Env) CopyRecord(caseName string) record.Record {
+	ms := 2 * bench.CopyBytes / (e.Receipt.CopyGBps * 1e9) * 1e3
+	return e.WithTiming(record.Record{Case: caseName, Variant: "device copy", Kind: "baseline", DType: "bytes",
+		Shape: fmt.Sprintf("%d MiB copied", bench.CopyBytes>>20), Note: "cuMemcpyDtoD, bytes read + written: the 100% line"},
+		bench.Work{Bytes: 2 * bench.CopyBytes}, bench.Timing{Median: ms, Min: ms, Max: ms})
+}

@@ -1,9 +1,10 @@
-// Step 7, tensor cores at FP32 accuracy (3xTF32, ours). v6 rounds every input to TF32 (10-bit
-// mantissa), so its error is about 1e-4 relative, far above float32's. Here each value x is split into
-// hi = tf32(x) and lo = tf32(x - hi): x = hi + lo to about 21 bits, and a*b = ah*bh + ah*bl + al*bh
-// up to the al*bl term (2^-22 relative), which is dropped. Three tensor-core products instead of
-// one, accumulated in float32 with the small terms first: FP32-level error at about three times v6's
-// tensor work.
+// Step 7, tensor cores with split inputs (3xTF32, ours). v6 rounds every input to TF32 (10-bit
+// mantissa). Here each value x is split into hi = tf32(x) and lo = tf32(x - hi): x = hi + lo to about
+// 21 bits, and a*b = ah*bh + ah*bl + al*bh up to the al*bl term (2^-22 relative), which is dropped.
+// Three tensor-core products instead of one, the small terms first. That removes the input rounding,
+// but not the tensor core's float32 accumulation, which truncates instead of rounding: measured on an
+// H100 at the article's shape, rel L2 1.0e-5 here against 1.7e-5 for v6 and 3.6e-7 for the CUDA-core
+// kernels. It is checked under its own bound (check.TensorCoreFP32), not float32's.
 // What changed from v6: K and M are staged unrounded; after each fragment load the hi and lo parts
 // are made in registers (same element layout), and each tile product is three MMAs.
 // Launch, limits and shared memory: as v6 (B % 32 == 0, T % 32 == 0, compute capability 8.0+).

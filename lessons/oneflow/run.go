@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -73,17 +72,11 @@ func RunSection(env *lab.Env, section string, quick bool) (*record.Run, error) {
 	return nil, fmt.Errorf("lesson %s: no section %q (sections: %v)", ID, section, Sections)
 }
 
-func copyRecord(env *lab.Env, caseName string) record.Record {
-	return env.WithTiming(record.Record{Case: caseName, Variant: "device copy", Kind: "baseline", DType: "bytes",
-		Shape: fmt.Sprintf("%d MiB copied", bench.CopyBytes>>20), Note: "cuMemcpyDtoD, bytes read + written: the 100% line"},
-		bench.Work{Bytes: 2 * bench.CopyBytes}, bench.Timing{Median: 2 * bench.CopyBytes / (env.Receipt.CopyGBps * 1e9) * 1e3})
-}
-
 func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 	sweep := SweepSizes(quick)
 	prog := show.NewProgress("lesson 02: elementwise", len(DTypes)*(3+len(sweep)*len(MulSteps))+1)
 	defer prog.Done()
-	run.Add(copyRecord(env, "mul"))
+	run.Add(env.CopyRecord("mul"))
 	maxN := slices.Max(sweep)
 	for _, d := range DTypes {
 		// The article's size, aligned and misaligned.
@@ -159,7 +152,7 @@ func runUpsample(env *lab.Env, run *record.Run) error {
 	shapes := [][4]int{ArticleShape, LargeShape}
 	prog := show.NewProgress("lesson 02: upsample", len(shapes)*len(DTypes)*len(UpSteps)*2+1)
 	defer prog.Done()
-	run.Add(copyRecord(env, "upsample forward"))
+	run.Add(env.CopyRecord("upsample forward"))
 	for _, shape := range shapes {
 		for _, d := range DTypes {
 			p, err := NewUpProblem(env, d, shape, 11, 0)

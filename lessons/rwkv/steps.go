@@ -164,8 +164,8 @@ var Steps = []Step{
 	{Name: "v6 tensor core tf32", File: "6_tensorcore_tf32.cu", Kernel: "rwkv_fwd_v6", DType: "tf32", Tol: check.TF32,
 		Idea: "per channel a product with a triangular Toeplitz matrix on TF32 tensor cores",
 		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return tensorCorePlan("v6 tensor core tf32", s, d) }},
-	{Name: "v7 tensor core 3xtf32", File: "7_tensorcore_3xtf32.cu", Kernel: "rwkv_fwd_v7", DType: "3xtf32", Tol: check.FP32,
-		Idea: "v6 with each input split into TF32 hi + lo and three products: FP32 accuracy on tensor cores",
+	{Name: "v7 tensor core 3xtf32", File: "7_tensorcore_3xtf32.cu", Kernel: "rwkv_fwd_v7", DType: "3xtf32", Tol: check.TensorCoreFP32,
+		Idea: "v6 with each input split into TF32 hi + lo and three products: the input rounding is gone, the tensor core's accumulation remains",
 		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return tensorCorePlan("v7 tensor core 3xtf32", s, d) }},
 }
 

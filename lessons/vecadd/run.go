@@ -44,9 +44,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	prog := show.NewProgress("lesson 00", 2+len(Steps)+len(sweep)*len(Steps))
 	defer prog.Done()
 
-	run.Add(env.WithTiming(record.Record{Case: "add", Variant: "device copy", Kind: "baseline", DType: "float32",
-		Shape: fmt.Sprintf("%d MiB copied", bench.CopyBytes>>20), Note: "cuMemcpyDtoD, bytes read + written"},
-		bench.Work{Bytes: 2 * bench.CopyBytes}, copyTiming(env.Receipt.CopyGBps)))
+	run.Add(env.CopyRecord("add"))
 	prog.Step("copy bandwidth")
 
 	p, err := NewProblem(env, n, 1)
@@ -92,12 +90,6 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		sp.Free()
 	}
 	return run, nil
-}
-
-// copyTiming is the time of one 256 MiB device copy at the measured (median) copy bandwidth.
-func copyTiming(gbps float64) bench.Timing {
-	ms := 2 * bench.CopyBytes / (gbps * 1e9) * 1e3
-	return bench.Timing{Median: ms, Min: ms, Max: ms}
 }
 
 func reportOf(env *lab.Env, s Step, p *Problem) (record.KernelReport, error) {
