@@ -4,6 +4,8 @@
 //
 //	go run ./cmd/reproduce -out out            # every lesson
 //	go run ./cmd/reproduce -lessons 00,01 -quick
+//	go run -tags nocuda ./cmd/reproduce -from results -out results   # tables, figures and report
+//	                                                                # again from saved runs, no GPU
 //
 // Copy the output folder's JSON, report and figures into results/ to update what the no-GPU mode
 // shows. Without a GPU (the nocuda build) it says so and exits with status 2.
@@ -30,8 +32,15 @@ func main() {
 	pick := flag.String("lessons", "", "comma-separated lesson ID prefixes (default: all)")
 	quick := flag.Bool("quick", false, "fewer repetitions and sweep points")
 	refresh := flag.Bool("refresh-bandwidth", false, "measure the copy bandwidth again instead of using the cached figure")
+	from := flag.String("from", "", "rebuild the tables, figures and report from the runs saved in this folder instead of measuring")
 	flag.Parse()
-	if err := run(*out, *pick, *quick, *refresh); err != nil {
+	var err error
+	if *from != "" {
+		err = rebuild(*from, *out, *pick)
+	} else {
+		err = run(*out, *pick, *quick, *refresh)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "reproduce:", err)
 		if errors.Is(err, gpu.ErrNoGPU) {
 			os.Exit(2)
@@ -84,6 +93,32 @@ func run(out, pick string, quick, refresh bool) error {
 		return fmt.Errorf("lessons failed: %s", strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// rebuild writes the tables, figures and report of runs saved earlier (each lesson's <ID>.json in
+// from), with no GPU: how results/ gets one report from runs made in several invocations.
+func rebuild(from, out, pick string) error {
+	var prefixes []string
+	if pick != "" {
+		prefixes = strings.Split(pick, ",")
+	}
+	todo, err := lessons.Pick(prefixes)
+	if err != nil {
+		return err
+	}
+	var report strings.Builder
+	report.WriteString("# Reproduced results\n\nEach lesson's section names the GPU, driver, versions, date and method it was measured with.\n\n")
+	for _, l := range todo {
+		r, err := record.Load(filepath.Join(from, l.ID+".json"))
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.ID, err)
+		}
+		fmt.Fprintf(&report, "_Measured: %s._\n\n", r.Receipt)
+		if err := write(out, l, r, &report); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644)
 }
 
 func write(out string, l lab.Lesson, r *record.Run, report *strings.Builder) error {
