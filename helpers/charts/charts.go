@@ -104,8 +104,11 @@ func Bars(title, yLabel string, labels []string, series []Series, logY bool, ref
 		}
 	}
 	p.Add(plotter.NewGrid())
-	if logY && hi > 0 {
+	switch {
+	case logY && hi > 0:
 		p.Y.Max = math.Ceil(scale(math.Max(hi, refLine)) + 0.05)
+	case hi > 0: // head room above the tallest bar for the legend
+		p.Y.Max = math.Max(hi, refLine) * 1.25
 	}
 	return p, nil
 }
