@@ -110,6 +110,48 @@ func V6Warps(T int) int {
 	return gpu.CeilDiv(pairs, per)
 }
 
+// V8Tile is v8's column tile (and K chunk) width: 64 when T % 64 == 0, else 32.
+func V8Tile(T int) int {
+	if T%64 == 0 {
+		return 64
+	}
+	return 32
+}
+
+// V8Shared is the dynamic shared memory of v8: K (32 rows of T+4 floats), the reversed w row after 64
+// zeros, and two mbarriers (8 bytes each) per chunk of V8Tile(T) columns.
+func V8Shared(T int) int { return 4*(32*(T+4)+64+T) + 16*(T/V8Tile(T)) }
+
+// V8MaxConsumers is the most consumer warps of a v8 block: the kernel's __launch_bounds__(224, 2) is
+// 6 consumers and the producer, at most 128 registers a thread, two blocks an SM.
+const V8MaxConsumers = 6
+
+// V8Warps is v8's consumer warps per block: the column tiles come in mirrored pairs, spread evenly over
+// at most V8MaxConsumers warps. The block has one more warp, the producer.
+func V8Warps(T int) int {
+	pairs := max(1, (T/V8Tile(T)+1)/2)
+	per := gpu.CeilDiv(pairs, V8MaxConsumers)
+	return gpu.CeilDiv(pairs, per)
+}
+
+// v8Plan is the launch of v8: one block per channel and 32 batch rows, consumer warps plus a producer.
+func v8Plan(name string, s Shape, d gpu.DeviceInfo) (Launch, error) {
+	if d.Major > 0 && d.Major < 8 {
+		return Launch{}, fmt.Errorf("rwkv %s: mma.sync TF32, cp.async and mbarrier need compute capability 8.0 or newer, this GPU is %s", name, d.ComputeCapability())
+	}
+	if s.T%32 != 0 {
+		return Launch{}, fmt.Errorf("rwkv %s: T = %d is not a multiple of 32, which the kernel needs (T %% 32 == 0)", name, s.T)
+	}
+	if err := needB(name, s, 32); err != nil {
+		return Launch{}, err
+	}
+	bytes := V8Shared(s.T)
+	if err := needShared(name, s, d, bytes); err != nil {
+		return Launch{}, err
+	}
+	return Launch{Config: gpu.Config{Grid: gpu.D1(s.C * s.B / 32), Block: gpu.D1(32 * (V8Warps(s.T) + 1)), SharedBytes: bytes}}, nil
+}
+
 func rowsGrid(s Shape) gpu.Dim { return gpu.D1(s.B * s.C) }
 
 // Steps are the forward ladder, in order.
@@ -167,6 +209,9 @@ var Steps = []Step{
 	{Name: "v7 tensor core 3xtf32", File: "7_tensorcore_3xtf32.cu", Kernel: "rwkv_fwd_v7", DType: "3xtf32", Tol: check.TensorCoreFP32,
 		Idea: "v6 with each input split into TF32 hi + lo and three products: the input rounding is gone, the tensor core's accumulation remains",
 		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return tensorCorePlan("v7 tensor core 3xtf32", s, d) }},
+	{Name: "v8 tensor core mma", File: "8_tensorcore_mma.cu", Kernel: "rwkv_fwd_v8", DType: "tf32", Tol: check.TF32,
+		Idea: "mma.sync PTX: W fragments from one reversed w row in a sliding register window, 32x64 warp tiles, K streamed by a cp.async producer warp",
+		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) { return v8Plan("v8 tensor core mma", s, d) }},
 }
 
 // V5Tiles are the tile sizes (outputs per lane) the lesson measures v5 with.

@@ -46,6 +46,9 @@ func TestPlansRefuseWhatTheyCannotTake(t *testing.T) {
 		{"v6", Shape{32, 1, 2048}, "shared memory"},
 		{"v7", Shape{32, 1, 48}, "T % 32 == 0"},
 		{"v7", Shape{8, 1, 64}, "B % 32 == 0"},
+		{"v8", Shape{32, 1, 48}, "T % 32 == 0"},
+		{"v8", Shape{8, 1, 64}, "B % 32 == 0"},
+		{"v8", Shape{32, 1, 2048}, "shared memory"},
 	}
 	for _, c := range cases {
 		st, err := StepByName(c.step)
@@ -83,6 +86,21 @@ func TestV6Warps(t *testing.T) {
 		if got := V6Warps(c.T); got != c.want {
 			t.Errorf("T=%d: %d warps, want %d", c.T, got, c.want)
 		}
+	}
+}
+
+func TestV8Layout(t *testing.T) {
+	for _, c := range []struct{ T, tile, warps, bytes int }{
+		{32, 32, 1, 4*(32*36+64+32) + 16}, {96, 32, 2, 4*(32*100+64+96) + 48},
+		{768, 64, 6, 102336}, {1024, 64, 4, 4*(32*1028+64+1024) + 256}, {1440, 32, 6, 4*(32*1444+64+1440) + 16*45},
+	} {
+		if tile, w, b := V8Tile(c.T), V8Warps(c.T), V8Shared(c.T); tile != c.tile || w != c.warps || b != c.bytes {
+			t.Errorf("T=%d: tile %d, %d consumer warps, %d bytes; want %d, %d, %d", c.T, tile, w, b, c.tile, c.warps, c.bytes)
+		}
+	}
+	// Two blocks of the article's shape fit an H100 SM (228 KB, 1 KB reserved per block).
+	if b := V8Shared(ArticleShape.T); 2*(b+1024) > 228<<10 {
+		t.Errorf("v8 at T=%d: %d bytes a block, two do not fit an SM", ArticleShape.T, b)
 	}
 }
 
