@@ -10,8 +10,6 @@ package oneflow
 
 import (
 	"embed"
-	"fmt"
-	"sort"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 )
@@ -19,22 +17,11 @@ import (
 //go:embed *.cu
 var files embed.FS
 
-// Source returns one step's file, e.g. Source("2_packed.cu").
-func Source(file string) (compile.Source, error) {
-	b, err := files.ReadFile(file)
-	if err != nil {
-		return compile.Source{}, fmt.Errorf("kernels/oneflow: no file %s", file)
-	}
-	return compile.Source{Name: file, Code: string(b)}, nil
-}
+// Kernels is the folder of the lesson's CUDA sources.
+var Kernels = compile.Files{FS: files, Pkg: "kernels/oneflow"}
 
-// Files lists every .cu file of the lesson, sorted.
-func Files() []string {
-	entries, _ := files.ReadDir(".")
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out
-}
+// Source returns one step's file, e.g. Source("2_packed.cu").
+func Source(file string) (compile.Source, error) { return Kernels.Source(file) }
+
+// Files lists every embedded .cu file, sorted.
+func Files() []string { return Kernels.List() }

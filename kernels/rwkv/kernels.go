@@ -6,9 +6,6 @@ package rwkv
 
 import (
 	"embed"
-	"fmt"
-	"io/fs"
-	"sort"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 )
@@ -16,24 +13,11 @@ import (
 //go:embed *.cu solutions/*.cu
 var files embed.FS
 
-// Source returns one file, e.g. Source("3_batch_group.cu") or Source("solutions/ex1_shared.cu").
-func Source(file string) (compile.Source, error) {
-	b, err := files.ReadFile(file)
-	if err != nil {
-		return compile.Source{}, fmt.Errorf("kernels/rwkv: no file %s", file)
-	}
-	return compile.Source{Name: file, Code: string(b)}, nil
-}
+// Kernels is the folder of the lesson's CUDA sources.
+var Kernels = compile.Files{FS: files, Pkg: "kernels/rwkv"}
 
-// Files lists every embedded .cu file (solutions/ included), sorted.
-func Files() []string {
-	var out []string
-	fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			out = append(out, path)
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out
-}
+// Source returns one step's file, e.g. Source("3_batch_group.cu").
+func Source(file string) (compile.Source, error) { return Kernels.Source(file) }
+
+// Files lists every embedded .cu file, sorted.
+func Files() []string { return Kernels.List() }

@@ -4,7 +4,6 @@ package vecadd
 
 import (
 	"embed"
-	"fmt"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 )
@@ -12,11 +11,8 @@ import (
 //go:embed *.cu
 var files embed.FS
 
+// Kernels is the folder of the lesson's CUDA sources.
+var Kernels = compile.Files{FS: files, Pkg: "kernels/vecadd"}
+
 // Source returns one step's file, e.g. Source("3_float4.cu").
-func Source(file string) (compile.Source, error) {
-	b, err := files.ReadFile(file)
-	if err != nil {
-		return compile.Source{}, fmt.Errorf("kernels/vecadd: no file %s", file)
-	}
-	return compile.Source{Name: file, Code: string(b)}, nil
-}
+func Source(file string) (compile.Source, error) { return Kernels.Source(file) }

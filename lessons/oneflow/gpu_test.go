@@ -8,28 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"github.com/cudalessons/cudalessons/kernels/oneflow/solutions"
 )
-
-func openGPU(t *testing.T) *lab.Env {
-	t.Helper()
-	env, err := lab.OpenWith(lab.Options{Quick: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !env.GPU() {
-		env.Close()
-		t.Skip("no GPU: ", env.Why)
-	}
-	t.Cleanup(func() { env.Close() })
-	return env
-}
 
 // Every elementwise kernel, both dtypes, on odd sizes and on aligned and misaligned views, on fresh
 // random inputs with a NaN-poisoned output, against the float64 product.
 func TestMulKernels(t *testing.T) {
-	env := openGPU(t)
+	env := labtest.Open(t)
 	for _, d := range DTypes {
 		for _, n := range []int{0, 1, 7, 8, 9, 255, 1001, 1<<20 + 3} {
 			for _, off := range []int{0, 1, 4} {
@@ -59,7 +45,7 @@ func TestMulKernels(t *testing.T) {
 // Every atomics step on random inputs in {-1, 0, 1}: every partial sum is an integer of magnitude
 // at most n <= 2048, exact in half whatever the order, so every step must return the exact sum.
 func TestDotKernelsExact(t *testing.T) {
-	env := openGPU(t)
+	env := labtest.Open(t)
 	for _, n := range []int{0, 1, 2, 3, 255, 256, 257, 1000, 2047} {
 		r := rand.New(rand.NewPCG(uint64(n), 9))
 		x, y := make([]float32, n), make([]float32, n)
@@ -100,7 +86,7 @@ func TestDotKernelsExact(t *testing.T) {
 
 // The pinned problem at 1M: each step equals the exact model of its own accumulation.
 func TestDotPinnedModel(t *testing.T) {
-	env := openGPU(t)
+	env := labtest.Open(t)
 	n := 1 << 20
 	p, err := PinnedDot(env, n)
 	if err != nil {
@@ -122,7 +108,7 @@ func TestDotPinnedModel(t *testing.T) {
 // Every upsample kernel, both dtypes and directions, on odd H and W, a batch of one, an empty
 // tensor, the article's shape, and misaligned views (the pack2x step then falls back).
 func TestUpsampleKernels(t *testing.T) {
-	env := openGPU(t)
+	env := labtest.Open(t)
 	for _, shape := range [][4]int{{1, 1, 1, 1}, {2, 3, 7, 9}, {1, 2, 5, 4}, {0, 3, 4, 4}, {3, 1, 1, 17}, ArticleShape} {
 		for _, d := range DTypes {
 			for _, off := range []int{0, 1} {
@@ -155,7 +141,7 @@ func TestUpsampleKernels(t *testing.T) {
 
 // The starters and the solutions pass their exercises; a wrong kernel does not.
 func TestExercises(t *testing.T) {
-	env := openGPU(t)
+	env := labtest.Open(t)
 	for _, c := range []struct {
 		ex   Exercise
 		code string
@@ -177,7 +163,7 @@ func TestRunQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	env := openGPU(t)
+	env := labtest.Open(t)
 	run, err := Run(env, true)
 	if err != nil {
 		t.Fatal(err)

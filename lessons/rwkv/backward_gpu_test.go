@@ -7,20 +7,8 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
-
-func openBwdLab(t *testing.T) *lab.Env {
-	t.Helper()
-	env, err := lab.OpenWith(lab.Options{Quick: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !env.GPU() {
-		t.Fatalf("the default build needs a GPU: %v", env.Why)
-	}
-	t.Cleanup(func() { env.Close() })
-	return env
-}
 
 // bwdAwkward: a single element, T not a multiple of 4 or of the tile, B odd and over 16 and 32 (the
 // register tile's row blocks), T at the 1024 limit and just over a padded tile, and one over the limit.
@@ -32,7 +20,7 @@ var bwdAwkward = []Shape{
 // Every backward step on fresh random inputs and NaN-poisoned dk, dw and scratch against the
 // float64 reference on every element; shapes a step cannot take must be refused before launch.
 func TestBackwardStepsOnAwkwardShapes(t *testing.T) {
-	env := openBwdLab(t)
+	env := labtest.Open(t)
 	for i, s := range bwdAwkward {
 		if s.T > TMax { // every step refuses it; no problem is even allocated
 			for _, st := range BackwardSteps {
@@ -66,7 +54,7 @@ func TestBackwardStepsOnAwkwardShapes(t *testing.T) {
 
 // At the article's shape, on sampled rows and channels, each step checked and timed (times logged).
 func TestBackwardStepsAtArticleShape(t *testing.T) {
-	env := openBwdLab(t)
+	env := labtest.Open(t)
 	p, err := NewBackwardProblem(env, ArticleShape, 77, 64)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +77,7 @@ func TestBackwardStepsAtArticleShape(t *testing.T) {
 
 // The fastest backward's dw is the same bit for bit on every run (no atomics), and so is dk.
 func TestBackwardDeterministic(t *testing.T) {
-	env := openBwdLab(t)
+	env := labtest.Open(t)
 	p, err := NewBackwardProblem(env, Shape{B: 48, C: 4, T: 256}, 5, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +118,7 @@ func TestBackwardDeterministic(t *testing.T) {
 // The finite-difference gradient check of every backward step (with the naive forward) through the
 // training loss, on every element of w and k of the small shapes.
 func TestGradCheckGPU(t *testing.T) {
-	env := openBwdLab(t)
+	env := labtest.Open(t)
 	for _, st := range BackwardSteps {
 		for _, s := range GradCheckShapes {
 			if err := st.Validate(s, env.Session.Device); err != nil {
@@ -163,7 +151,7 @@ func fastestForward(t *testing.T, env *lab.Env, s Shape) Step {
 // The original's training loss through the GPU op: the loss against the float64 one on a small
 // shape, dw and dk against the reference chain there and at the article's shape (sampled).
 func TestAutogradTrainingLoss(t *testing.T) {
-	env := openBwdLab(t)
+	env := labtest.Open(t)
 	small := Shape{B: 3, C: 5, T: 40}
 	for _, st := range BackwardSteps {
 		if st.Validate(small, env.Session.Device) != nil {

@@ -6,21 +6,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
-
-func openLab(t *testing.T) *lab.Env {
-	t.Helper()
-	env, err := lab.OpenWith(lab.Options{Quick: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !env.GPU() {
-		t.Fatalf("the default build needs a GPU: %v", env.Why)
-	}
-	t.Cleanup(func() { env.Close() })
-	return env
-}
 
 // Awkward shapes: a single element, T not a multiple of anything, B not a multiple of 32, T at the
 // 1024 limit, T just over a tile, and shapes that the tensor-core step takes.
@@ -33,7 +20,7 @@ var awkward = []Shape{
 // reference, on every output of the awkward shapes; shapes a step cannot take must be refused
 // before launch (and never produce a wrong answer).
 func TestForwardStepsOnAwkwardShapes(t *testing.T) {
-	env := openLab(t)
+	env := labtest.Open(t)
 	for i, s := range awkward {
 		p, err := NewProblem(env, s, uint64(100+i), 0)
 		if err != nil {
@@ -62,7 +49,7 @@ func TestForwardStepsOnAwkwardShapes(t *testing.T) {
 
 // Every step at the article's shape, on 1024 random rows, twice with different inputs.
 func TestForwardStepsAtArticleShape(t *testing.T) {
-	env := openLab(t)
+	env := labtest.Open(t)
 	for seed := uint64(1); seed <= 2; seed++ {
 		p, err := NewProblem(env, ArticleShape, seed, 1024)
 		if err != nil {
@@ -87,7 +74,7 @@ func TestForwardTimesLogged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing in -short mode")
 	}
-	env := openLab(t)
+	env := labtest.Open(t)
 	p, err := NewProblem(env, ArticleShape, 3, 256)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +96,7 @@ func TestForwardTimesLogged(t *testing.T) {
 
 // The exercises' solutions pass their own checks, and a wrong kernel fails them.
 func TestExerciseSolutions(t *testing.T) {
-	env := openLab(t)
+	env := labtest.Open(t)
 	for _, e := range Exercises {
 		sol, err := e.SolutionSource()
 		if err != nil {
@@ -138,7 +125,7 @@ func TestRunQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the lesson's run in -short mode")
 	}
-	env := openLab(t)
+	env := labtest.Open(t)
 	run, err := Run(env, true)
 	if err != nil {
 		t.Fatal(err)

@@ -5,26 +5,13 @@ package vecadd
 import (
 	"testing"
 
-	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
-
-func openLab(t *testing.T) *lab.Env {
-	t.Helper()
-	env, err := lab.OpenWith(lab.Options{Quick: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !env.GPU() {
-		t.Fatalf("the default build needs a GPU: %v", env.Why)
-	}
-	t.Cleanup(func() { env.Close() })
-	return env
-}
 
 // Every step on sizes that end mid-block, mid-pack and mid-warp, and on pointers that are not
 // 16-byte aligned, against the float64 reference with a NaN-poisoned output.
 func TestStepsAreCorrect(t *testing.T) {
-	env := openLab(t)
+	env := labtest.Open(t)
 	for _, n := range []int{0, 1, 3, 5, 255, 257, 1023, 1<<20 + 3} {
 		for _, offset := range []int{0, 1} {
 			p, err := NewProblemAt(env, n, uint64(n+offset), offset)
@@ -47,7 +34,7 @@ func TestStepsAreCorrect(t *testing.T) {
 
 // A kernel that skips an element must fail the check: the poisoned output stays NaN.
 func TestCheckCatchesAnUnwrittenElement(t *testing.T) {
-	env := openLab(t)
+	env := labtest.Open(t)
 	p, err := NewProblem(env, 1000, 9)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +54,7 @@ func TestCheckCatchesAnUnwrittenElement(t *testing.T) {
 }
 
 func TestRunRecordsEveryStep(t *testing.T) {
-	env := openLab(t)
+	env := labtest.Open(t)
 	run, err := Run(env, true)
 	if err != nil {
 		t.Fatal(err)

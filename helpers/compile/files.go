@@ -1,0 +1,35 @@
+package compile
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+)
+
+// Files is a folder of CUDA sources embedded in a kernels package, one file per step.
+type Files struct {
+	FS  fs.FS
+	Pkg string // for messages, e.g. "kernels/rwkv"
+}
+
+// Source returns one file as a Source named by its path, e.g. "3_batch_group.cu".
+func (f Files) Source(file string) (Source, error) {
+	b, err := fs.ReadFile(f.FS, file)
+	if err != nil {
+		return Source{}, fmt.Errorf("%s: no file %s (files: %v)", f.Pkg, file, f.List())
+	}
+	return Source{Name: file, Code: string(b)}, nil
+}
+
+// List is every file in the folder and below, sorted.
+func (f Files) List() []string {
+	var out []string
+	fs.WalkDir(f.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, path)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
