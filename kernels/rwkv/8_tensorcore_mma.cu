@@ -19,8 +19,10 @@
 //    block, not once per warp) and releases it on a second mbarrier. The consumer warps start on chunk 0
 //    while later chunks are in flight. Two blocks fit an SM (102 KB of shared memory at T = 768), so one
 //    block's loads also overlap the other's products.
-// 4. Balance: the 64-wide column tiles come in mirrored pairs (n, NT-1-n), T/64 + 1 tile-columns of work
-//    per warp, equal across warps and blocks (one block per channel and batch group).
+// 4. Balance: the 64-wide column tiles (tile n costs n + 1/2 chunks) go longest first to the least-loaded
+//    of up to 6 warps. At T = 768 that is the mirrored pairs (n, 11-n), equal work per warp; at T = 1024
+//    (16 tiles, one block an SM) the most a warp gets is 47 half-chunks, against 64 for whole pairs
+//    over 4 warps.
 //
 // When T % 64 == 32 the tiles are 32 wide (a 32 x 32 warp tile, 8 MMAs per k-step), so T % 32 suffices.
 // Launch: grid C * (B/32), block 32 * (nwc + 1) (nwc <= 6 consumer warps, one producer warp: the
@@ -32,6 +34,7 @@
 // limit (T up to about 1700 on an H100).
 
 #define PADW 64  // zeros before the reversed w row: the W window reads down to t-u = -63
+#define MAXC 6   // most consumer warps a block: with the producer 224 threads, two blocks an SM at 128 registers
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
@@ -111,8 +114,7 @@ __device__ __forceinline__ void produce(const float *__restrict__ k, float *Ks, 
     }
 }
 
-// consume: a consumer warp computes its column tiles (TW = 8*NJ wide, all 32 batch rows) in mirrored
-// pairs.
+// consume: a consumer warp computes its column tiles (TW = 8*NJ wide, all 32 batch rows).
 template <int NJ>
 __device__ __forceinline__ void consume(const float *Ks, const float *ws, unsigned ready, float *__restrict__ out,
                                         float eps, int C, int T, int SK, int c, int b0, int warp, int nwc) {
@@ -125,10 +127,29 @@ __device__ __forceinline__ void consume(const float *Ks, const float *ws, unsign
     const unsigned abase = smem_addr(Ks + ((lane & 7) + ((lane >> 3) & 1) * 8) * SK + (lane >> 4) * 4);
     const unsigned amt1 = 16 * SK * 4;  // bytes from rows 0-15 to rows 16-31
     int nready = 0;                     // chunks known to be ready
-    for (int p = warp; p < (NT + 1) / 2; p += nwc) {
-        for (int pass = 0; pass < 2; ++pass) {
-            const int n = pass == 0 ? p : NT - 1 - p;
-            if (pass == 1 && n == p) break;
+    // Column tiles go longest first to the least-loaded warp (ties to the lowest), tile n costing about
+    // 2n+1 half-chunks. Every warp runs the same assignment and keeps its own tiles in a bit mask
+    // (NT <= 64). When NT = 2 * nwc this is the mirrored pairs (n, NT-1-n); otherwise it is closer to
+    // even than whole pairs would be.
+    unsigned long long mine = 0;
+    {
+        int load[MAXC];
+#pragma unroll
+        for (int v = 0; v < MAXC; ++v) load[v] = 0;
+        for (int n = NT - 1; n >= 0; --n) {
+            int best = 0, bl = load[0];
+#pragma unroll
+            for (int v = 1; v < MAXC; ++v)
+                if (v < nwc && load[v] < bl) best = v, bl = load[v];
+#pragma unroll
+            for (int v = 0; v < MAXC; ++v)
+                if (v == best) load[v] += 2 * n + 1;
+            if (best == warp) mine |= 1ull << n;
+        }
+    }
+    for (int n = NT - 1; n >= 0; --n) {
+        if (!((mine >> n) & 1)) continue;
+        {
             const int tw = n * TW;  // the tile's first column t
             float acc[2][NJ][4];
 #pragma unroll
@@ -243,8 +264,9 @@ __device__ __forceinline__ void run(const float *__restrict__ w, const float *__
         consume<NJ>(Ks, ws, ready, out, eps, C, T, SK, c, b0, warp, nwc);
 }
 
-extern "C" __global__ void __launch_bounds__(224, 2) rwkv_fwd_v8(const float *__restrict__ w, const float *__restrict__ k,
-                                                               float *__restrict__ out, float eps, int B, int C, int T) {
+extern "C" __global__ void __launch_bounds__(32 * (MAXC + 1), 2)
+    rwkv_fwd_v8(const float *__restrict__ w, const float *__restrict__ k, float *__restrict__ out, float eps, int B, int C,
+                int T) {
     if (T % 64 == 0)
         run<8>(w, k, out, eps, C, T);
     else

@@ -126,13 +126,9 @@ func V8Shared(T int) int { return 4*(32*(T+4)+64+T) + 16*(T/V8Tile(T)) }
 // 6 consumers and the producer, at most 128 registers a thread, two blocks an SM.
 const V8MaxConsumers = 6
 
-// V8Warps is v8's consumer warps per block: the column tiles come in mirrored pairs, spread evenly over
-// at most V8MaxConsumers warps. The block has one more warp, the producer.
-func V8Warps(T int) int {
-	pairs := max(1, (T/V8Tile(T)+1)/2)
-	per := gpu.CeilDiv(pairs, V8MaxConsumers)
-	return gpu.CeilDiv(pairs, per)
-}
+// V8Warps is v8's consumer warps per block: one per column tile, at most V8MaxConsumers (the kernel
+// hands the tiles out longest first to the least-loaded warp). The block has one more warp, the producer.
+func V8Warps(T int) int { return max(1, min(T/V8Tile(T), V8MaxConsumers)) }
 
 // v8Plan is the launch of v8: one block per channel and 32 batch rows, consumer warps plus a producer.
 func v8Plan(name string, s Shape, d gpu.DeviceInfo) (Launch, error) {
@@ -144,6 +140,9 @@ func v8Plan(name string, s Shape, d gpu.DeviceInfo) (Launch, error) {
 	}
 	if err := needB(name, s, 32); err != nil {
 		return Launch{}, err
+	}
+	if nt := s.T / V8Tile(s.T); nt > 64 {
+		return Launch{}, fmt.Errorf("rwkv %s: T = %d makes %d column tiles, over the kernel's limit of 64 (a 64-bit mask of tiles per warp)", name, s.T, nt)
 	}
 	bytes := V8Shared(s.T)
 	if err := needShared(name, s, d, bytes); err != nil {

@@ -91,8 +91,8 @@ func TestV6Warps(t *testing.T) {
 
 func TestV8Layout(t *testing.T) {
 	for _, c := range []struct{ T, tile, warps, bytes int }{
-		{32, 32, 1, 4*(32*36+64+32) + 16}, {96, 32, 2, 4*(32*100+64+96) + 48},
-		{768, 64, 6, 102336}, {1024, 64, 4, 4*(32*1028+64+1024) + 256}, {1440, 32, 6, 4*(32*1444+64+1440) + 16*45},
+		{32, 32, 1, 4*(32*36+64+32) + 16}, {96, 32, 3, 4*(32*100+64+96) + 48},
+		{768, 64, 6, 102336}, {1024, 64, 6, 4*(32*1028+64+1024) + 256}, {1440, 32, 6, 4*(32*1444+64+1440) + 16*45},
 	} {
 		if tile, w, b := V8Tile(c.T), V8Warps(c.T), V8Shared(c.T); tile != c.tile || w != c.warps || b != c.bytes {
 			t.Errorf("T=%d: tile %d, %d consumer warps, %d bytes; want %d, %d, %d", c.T, tile, w, b, c.tile, c.warps, c.bytes)
