@@ -20,4 +20,5 @@ fi
 export CUDA_INCLUDE CUDA_LIBDIR CUDA_HEADER_VERSION
 export CGO_CFLAGS="${CGO_CFLAGS:-} -I${CUDA_INCLUDE:-/usr/include}"
 export CGO_LDFLAGS="${CGO_LDFLAGS:-} -L${CUDA_LIBDIR:-/usr/lib} ${CUDA_LIBDIR:+-L$CUDA_LIBDIR/stubs}"
+[ -x /usr/local/go/bin/go ] && case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) PATH=/usr/local/go/bin:$PATH ;; esac
 export PATH="$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"

@@ -14,7 +14,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 say() { printf 'setup: %s\n' "$*" >&2; }
-SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { say "run as root or install sudo: installing packages needs one of them"; exit 1; }
+  SUDO="sudo"
+fi
 apt_updated=0
 apt_install() {
   if ! command -v apt-get >/dev/null; then

@@ -15,8 +15,9 @@ import (
 const CopyBytes = 256 << 20
 
 // CopyBandwidth is the device-to-device copy bandwidth in GB/s, counting the bytes read and the
-// bytes written (2 x 256 MiB per copy). It is the practical ceiling of a memory-bound kernel, and the
-// suite's "% of peak bandwidth" is against it. It is measured once per GPU and driver and cached on
+// bytes written (2 x 256 MiB per copy). It is the practical ceiling of a memory-bound kernel that
+// reads and writes in about a copy's mix (one that mostly reads can pass it), and the suite's
+// "% of peak bandwidth" is against it. It is measured once per GPU and driver and cached on
 // disk, since each notebook cell is a new process; refresh measures again.
 func (b *Bench) CopyBandwidth(refresh bool) (float64, error) {
 	path, perr := copyCachePath(b.S.Device)

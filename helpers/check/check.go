@@ -29,9 +29,14 @@ var (
 	FP32 = Tolerance{Name: "fp32", RelL2: 1e-5, Rel: 1e-4, Abs: 1e-5,
 		Why: "float32: unit roundoff 6e-8; sums of up to ~1000 terms stay within 1e-5 relative"}
 	// FP32Exact is for float32 kernels that do one rounding per element (elementwise products,
-	// copies): the result must be the correctly rounded float32 of the float64 value.
-	FP32Exact = Tolerance{Name: "fp32-elementwise", RelL2: 1e-7, Rel: 1.2e-7, Abs: 1e-30,
-		Why: "one float32 rounding per element: at most half an ulp (6e-8 relative)"}
+	// sums of two, copies): the result must be the correctly rounded float32 of the float64 value,
+	// at most half an ulp away, 2^-24 = 5.96e-8 relative (for normal numbers; Abs covers subnormals).
+	FP32Exact = Tolerance{Name: "fp32-elementwise", RelL2: 6e-8, Rel: 6e-8, Abs: 1e-45,
+		Why: "one float32 rounding per element: at most half an ulp, 2^-24 relative"}
+	// FP16Exact is the same for half: one rounding to binary16, at most 2^-11 = 4.88e-4 relative,
+	// and half of the smallest subnormal (2^-25) absolute below the normal range.
+	FP16Exact = Tolerance{Name: "fp16-elementwise", RelL2: 4.9e-4, Rel: 4.9e-4, Abs: 3e-8,
+		Why: "one half rounding per element: at most half an ulp, 2^-11 relative, 2^-25 absolute for subnormals"}
 	// FP16 is for kernels that store half and round once or a few times per element.
 	FP16 = Tolerance{Name: "fp16", RelL2: 1e-3, Rel: 2e-3, Abs: 1e-4,
 		Why: "half: unit roundoff 4.9e-4; one or two roundings per element"}

@@ -228,6 +228,10 @@ func (d *driver) newEvent() (e event, err error) {
 	return
 }
 
+func (d *driver) destroyEvent(e event) error {
+	return d.do(func() error { return cu.DestroyEvent(&e) })
+}
+
 func (d *driver) record(e event) error { return d.do(func() error { return e.Record(cu.Stream{}) }) }
 
 func (d *driver) elapsed(a, b event) (ms float64, err error) {

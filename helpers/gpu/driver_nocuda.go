@@ -40,6 +40,7 @@ func (*driver) setMaxDynamicShared(function, int) error   { return errNoDriver }
 func (*driver) launch(function, Config, []uint64) error   { return errNoDriver }
 func (*driver) newEvent() (event, error)                  { return event{}, errNoDriver }
 func (*driver) record(event) error                        { return errNoDriver }
+func (*driver) destroyEvent(event) error                  { return errNoDriver }
 func (*driver) elapsed(event, event) (float64, error)     { return 0, errNoDriver }
 
 // HeaderVersion is empty in the nocuda build, which does not include cuda.h.

@@ -137,3 +137,22 @@ func EstimateOccupancy(d DeviceInfo, k KernelAttrs, blockThreads, dynShared int)
 	}
 	return o
 }
+
+// WavesGrid is the grid of a grid-stride kernel: enough blocks of block threads to cover work
+// items, but at most waves times the blocks the device keeps resident at once (SMs x threads per
+// SM / block), so that a huge input does not launch millions of short-lived blocks.
+func WavesGrid(d DeviceInfo, work, block, waves int) int {
+	resident := d.SMs * d.MaxThreadsPerSM / block
+	return max(1, min(CeilDiv(work, block), resident*waves))
+}
+
+// Aligned reports whether every pointer is a multiple of bytes: vector loads of 16 bytes (float4,
+// uint4) fault on an address that is not 16-byte aligned, so kernels that use them need a fallback.
+func Aligned(bytes uintptr, ptrs ...DevicePointer) bool {
+	for _, p := range ptrs {
+		if p.DevicePtr()%bytes != 0 {
+			return false
+		}
+	}
+	return true
+}

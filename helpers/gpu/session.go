@@ -32,6 +32,12 @@ func (s *Session) Close() error {
 	if s == nil || s.drv == nil {
 		return nil
 	}
+	if s.hasEvt {
+		for _, e := range s.timer {
+			s.drv.destroyEvent(e)
+		}
+		s.hasEvt = false
+	}
 	err := s.drv.close()
 	s.drv = nil
 	return err

@@ -14,6 +14,7 @@ type Program struct {
 	Compiled *compile.Result
 	Kernels  map[string]*gpu.Kernel // empty in the no-GPU mode
 	env      *Env
+	module   *gpu.Module
 }
 
 // Build compiles src with NVRTC for the env's architecture and, in the GPU mode, loads it and looks
@@ -22,24 +23,39 @@ func (e *Env) Build(src compile.Source, kernels ...string) (*Program, error) {
 	return e.BuildWith(src, compile.Options{}, kernels...)
 }
 
-// BuildWith is Build with compile options; an empty opts.Arch means the env's architecture.
+// BuildWith is Build with compile options; an empty opts.Arch means the env's architecture. A
+// source built before with the same options in this env is not loaded again: its Program is reused
+// (and the kernels it lacks are looked up), so measuring in a loop does not pile up modules.
 func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...string) (*Program, error) {
 	if opts.Arch == "" {
 		opts.Arch = e.Arch()
 	}
-	res, err := compile.PTX(src, opts)
-	if err != nil {
-		return nil, err
+	key := fmt.Sprintf("%s\x00%s\x00%#v", src.Name, src.Code, opts)
+	p, ok := e.programs[key]
+	if !ok {
+		res, err := compile.PTX(src, opts)
+		if err != nil {
+			return nil, err
+		}
+		p = &Program{Source: src, Compiled: res, Kernels: map[string]*gpu.Kernel{}, env: e}
+		if e.GPU() {
+			if p.module, err = e.Session.Load(res.PTX); err != nil {
+				return nil, fmt.Errorf("%s: %w", src.Name, err)
+			}
+		}
+		if e.programs == nil {
+			e.programs = map[string]*Program{}
+		}
+		e.programs[key] = p
 	}
-	p := &Program{Source: src, Compiled: res, Kernels: map[string]*gpu.Kernel{}, env: e}
 	if !e.GPU() {
 		return p, nil
 	}
-	mod, err := e.Session.Load(res.PTX)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src.Name, err)
-	}
+	mod := p.module
 	for _, name := range kernels {
+		if _, ok := p.Kernels[name]; ok {
+			continue
+		}
 		k, err := mod.Kernel(name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", src.Name, err)
@@ -75,8 +91,10 @@ func (p *Program) Report(kernel string, blockThreads, dynShared int) record.Kern
 	r.Registers, r.StaticSharedBytes, r.LocalBytes, r.MaxThreadsPerBlock =
 		k.Attrs.Registers, k.Attrs.StaticSharedBytes, k.Attrs.LocalBytes, k.Attrs.MaxThreadsPerBlock
 	occ, err := k.Occupancy(blockThreads, dynShared)
-	if err == nil {
-		r.BlocksPerSM, r.Occupancy, r.Limiter = occ.BlocksPerSM, occ.Fraction, occ.Limiter
+	if err != nil {
+		r.Limiter = "unknown: " + err.Error()
+		return r
 	}
+	r.BlocksPerSM, r.Occupancy, r.Limiter = occ.BlocksPerSM, occ.Fraction, occ.Limiter
 	return r
 }

@@ -56,6 +56,8 @@ type Env struct {
 	Receipt record.Receipt
 	// Why is the reason for the no-GPU mode.
 	Why error
+
+	programs map[string]*Program // built sources, by source and options
 }
 
 // Options tune Open.

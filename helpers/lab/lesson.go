@@ -55,7 +55,7 @@ func (e *Env) Last(l Lesson, quick bool) (*record.Run, error) {
 		return e.Recorded(l.ID)
 	}
 	if path, err := keptPath(l.ID); err == nil {
-		if run, err := record.Load(path); err == nil && run.Receipt.Device.Name == e.Receipt.Device.Name {
+		if run, err := record.Load(path); err == nil && run.Receipt.Device.Name == e.Receipt.Device.Name && run.Receipt.Method == e.Receipt.Method {
 			return run, nil
 		}
 	}

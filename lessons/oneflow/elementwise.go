@@ -49,7 +49,7 @@ func PlanMul(dev gpu.DeviceInfo, s MulStep, d DType, n int, x, y, z gpu.DevicePo
 		}
 		return MulLaunch{Kernel: "mul_naive_" + d.suffix(), Grid: max(1, gpu.CeilDiv(n, Block)), Pack: 1}, nil
 	case "packed":
-		if Aligned(16, x, y, z) {
+		if gpu.Aligned(16, x, y, z) {
 			return MulLaunch{Kernel: "mul_packed_" + d.suffix(), Grid: NumBlocks(dev, gpu.CeilDiv(n, d.Pack())), Pack: d.Pack()}, nil
 		}
 		return MulLaunch{Kernel: "mul_pack1_" + d.suffix(), Grid: NumBlocks(dev, n), Pack: 1,
@@ -76,7 +76,7 @@ func MulWork(d DType, n int) bench.Work {
 // MulTolerance is the check of z = x*y: one rounding per element, to float32 or to half.
 func MulTolerance(d DType) check.Tolerance {
 	if d == F16 {
-		return check.FP16
+		return check.FP16Exact
 	}
 	return check.FP32Exact
 }

@@ -37,8 +37,7 @@ const Waves = 32
 // items (packs) a thread, but no more than Waves times the blocks the GPU holds at once, and at
 // least one. Past that bound a grid-stride loop gives each thread several packs.
 func NumBlocks(d gpu.DeviceInfo, work int) int {
-	resident := d.SMs * d.MaxThreadsPerSM / Block
-	return max(1, min(gpu.CeilDiv(work, Block), resident*Waves))
+	return gpu.WavesGrid(d, work, Block, Waves)
 }
 
 // DType is an element type of the lesson: float32 or float16.
@@ -214,16 +213,6 @@ func (b *Buffer) Read() ([]float64, error) {
 		out[i] = float64(v)
 	}
 	return out, nil
-}
-
-// Aligned reports whether every pointer is a multiple of bytes.
-func Aligned(bytes uintptr, ptrs ...gpu.DevicePointer) bool {
-	for _, p := range ptrs {
-		if p.DevicePtr()%bytes != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // RandomValues draws n values uniformly in [-1, 1) from a seeded generator, rounded to the dtype.

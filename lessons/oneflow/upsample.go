@@ -83,7 +83,7 @@ func PlanUpsample(dev gpu.DeviceInfo, s UpStep, d DType, dir string, shape [4]in
 	case "generic":
 		return generic, nil
 	case "pack2x":
-		if !Aligned(uintptr(2*d.Size()), packed) {
+		if !gpu.Aligned(uintptr(2*d.Size()), packed) {
 			generic.Note = fmt.Sprintf("the packed pointer is not %d-byte aligned: generic kernel", 2*d.Size())
 			return generic, nil
 		}

@@ -32,7 +32,11 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
-	prog, err := env.Build(sourceOf(s, code), s.Kernel)
+	source, err := sourceOf(s, code)
+	if err != nil {
+		return err
+	}
+	prog, err := env.Build(source, s.Kernel)
 	if err != nil {
 		return err
 	}

@@ -34,12 +34,8 @@ type Step struct {
 	Args func(n int) []any
 }
 
-// WavesGrid is the grid of the grid-stride kernels: enough blocks to fill every SM a few times over
-// (the device's resident-thread capacity, times 4 waves), but never more than the work needs.
-func WavesGrid(d gpu.DeviceInfo, work int) int {
-	full := d.SMs * d.MaxThreadsPerSM / Block * 4
-	return max(1, min(gpu.CeilDiv(work, Block), full))
-}
+// Waves bounds the grid of the grid-stride kernels: 4 waves of the blocks the GPU keeps resident.
+const Waves = 4
 
 // Steps are the lesson's kernels, in order.
 var Steps = []Step{
@@ -47,10 +43,10 @@ var Steps = []Step{
 		func(_ gpu.DeviceInfo, n int) int { return gpu.CeilDiv(n, Block) },
 		func(n int) []any { return []any{int32(n)} }},
 	{"grid-stride", "2_gridstride.cu", "add_gridstride",
-		func(d gpu.DeviceInfo, n int) int { return WavesGrid(d, n) },
+		func(d gpu.DeviceInfo, n int) int { return gpu.WavesGrid(d, n, Block, Waves) },
 		func(n int) []any { return []any{int64(n)} }},
 	{"float4", "3_float4.cu", "add_float4",
-		func(d gpu.DeviceInfo, n int) int { return WavesGrid(d, gpu.CeilDiv(n, 4)) },
+		func(d gpu.DeviceInfo, n int) int { return gpu.WavesGrid(d, gpu.CeilDiv(n, 4), Block, Waves) },
 		func(n int) []any { return []any{int64(n)} }},
 }
 
@@ -157,16 +153,6 @@ func (p *Problem) Free() {
 	p.owned = nil
 }
 
-// Aligned16 reports whether every buffer starts on a 16-byte boundary, as float4 loads need.
-func Aligned16(bufs ...gpu.DevicePointer) bool {
-	for _, b := range bufs {
-		if b.DevicePtr()%16 != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // Launcher compiles a step and returns a function that launches it on p (queues it, no wait).
 // The float4 step falls back to the grid-stride kernel when a buffer is not 16-byte aligned, and
 // an empty problem launches nothing.
@@ -174,10 +160,14 @@ func Launcher(env *lab.Env, s Step, src string, p *Problem) (func() error, *lab.
 	if err := s.Validate(p.N); err != nil {
 		return nil, nil, err
 	}
-	if s.Kernel == "add_float4" && !Aligned16(p.A, p.B, p.C) {
+	if s.Kernel == "add_float4" && !gpu.Aligned(16, p.A, p.B, p.C) {
 		s, src = Steps[1], ""
 	}
-	prog, err := env.Build(sourceOf(s, src), s.Kernel)
+	source, err := sourceOf(s, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	prog, err := env.Build(source, s.Kernel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,12 +183,12 @@ func Launcher(env *lab.Env, s Step, src string, p *Problem) (func() error, *lab.
 	return func() error { return k.Launch(cfg, args...) }, prog, nil
 }
 
-func sourceOf(s Step, code string) compile.Source {
+// sourceOf is the step's file, or code in its place when code is not empty (a reader's kernel).
+func sourceOf(s Step, code string) (compile.Source, error) {
 	if code != "" {
-		return compile.Source{Name: s.File, Code: code}
+		return compile.Source{Name: s.File, Code: code}, nil
 	}
-	src, _ := kv.Source(s.File)
-	return src
+	return kv.Source(s.File)
 }
 
 // Check runs a step once on a NaN-poisoned output and compares it with the reference. code, when
