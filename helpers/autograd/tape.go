@@ -165,6 +165,14 @@ func (tp *Tape) BackwardWith(out, seed *Tensor) error {
 				if err != nil {
 					return fmt.Errorf("accumulating the gradient of %s: %w", in, err)
 				}
+				// The summands were the tape's own intermediate gradients: release their device
+				// buffers (their host values, if any, stay).
+				if sum != prev {
+					prev.Free()
+				}
+				if sum != gin[j] {
+					gin[j].Free()
+				}
 				grads[in] = sum
 			} else {
 				grads[in] = gin[j]

@@ -47,11 +47,11 @@ var (
 	// TensorCoreFP32 is for float32 data on tensor cores with every input split into a TF32 high
 	// and low part (3xTF32): the products are then float32-accurate, but the tensor core adds them
 	// in float32 with truncation instead of rounding, so for same-sign terms the error grows about
-	// linearly with their number: n x 2^-23, about 1e-4 for 1000 terms. Measured on an H100 for
-	// the RWKV forward (768 positive terms): 1.0e-5, against 3.6e-7 on CUDA cores and 1.7e-5 for
+	// linearly with their number: n x 2^-23, 1.2e-4 for the 1024 terms of the longest sweep. Measured on an H100 for
+	// the RWKV forward (768 positive terms): 1.0e-5, against 3.6e-7 on CUDA cores and 1.6e-5 for
 	// plain TF32 inputs.
-	TensorCoreFP32 = Tolerance{Name: "3xtf32", RelL2: 1e-4, Rel: 2e-4, Abs: 1e-4,
-		Why: "3xTF32: float32-accurate products, tensor-core float32 accumulation truncates: n x 2^-23 for n same-sign terms"}
+	TensorCoreFP32 = Tolerance{Name: "3xtf32", RelL2: 1.25e-4, Rel: 2.5e-4, Abs: 1e-4,
+		Why: "3xTF32: float32-accurate products, tensor-core float32 accumulation truncates: n x 2^-23 for up to n = 1024 same-sign terms"}
 	// FP64 is for float64 kernels and the references themselves.
 	FP64 = Tolerance{Name: "fp64", RelL2: 1e-12, Rel: 1e-10, Abs: 1e-12,
 		Why: "float64: unit roundoff 1.1e-16"}
@@ -102,6 +102,8 @@ func Compare(got, want []float64, tol Tolerance) Result {
 		}
 	}
 	switch {
+	case r.NonFinite > 0 && num == 0:
+		r.RelL2 = math.NaN() // nothing finite to measure: not "no error"
 	case den > 0:
 		r.RelL2 = math.Sqrt(num / den)
 	case num > 0:

@@ -467,6 +467,7 @@ func (p *BackwardProblem) Measure(st BackwardStep) (record.Record, error) {
 	}
 	rec.RelL2 = math.Max(res.DK.RelL2, res.DW.RelL2)
 	rec.MaxAbs = math.Max(res.DK.MaxAbs, res.DW.MaxAbs)
+	rec.Note += fmt.Sprintf("; dk rel L2 %.2e (max abs %.2e), dw rel L2 %.2e (max abs %.2e)", res.DK.RelL2, res.DK.MaxAbs, res.DW.RelL2, res.DW.MaxAbs)
 	rec.Correct = res.OK()
 	if !res.OK() {
 		return rec, fmt.Errorf("rwkv %s on %v: %w", st.Name, p.Shape, res.Err())

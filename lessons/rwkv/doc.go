@@ -8,7 +8,9 @@
 //
 //	v0 naive, v1 shared memory, v2 float4 (4 outputs per thread), v3 batch grouping (the article's
 //	last step), v4 balanced triangles (announced, never written), v5 register tiles with warps across
-//	the batch, v6 TF32 tensor cores (a triangular Toeplitz product), v7 3xTF32 (inputs split into hi + lo; the tensor core's float32 accumulation still limits it).
+//	the batch, v6 TF32 tensor cores (a triangular Toeplitz product), v7 3xTF32 (inputs split into hi + lo;
+//	the tensor core's float32 accumulation still limits it),
+//	v8 TF32 through mma.sync PTX (a register-resident Toeplitz window and a cp.async producer warp).
 //
 // problem.go holds the shape, the inputs and the float64 references of the forward and the backward
 // (dk, dw), proven by finite differences; steps.go the steps and the limits each refuses before a

@@ -23,6 +23,9 @@ type Exercise struct {
 	Solution string // file under kernels/rwkv
 	// Shapes are the awkward small shapes checked on every output, besides the article's shape.
 	Shapes []Shape
+	// NeedsShared: the task is to stage data in shared memory, so a correct kernel that declares
+	// none has not done it yet (v0 renamed is correct, and must not pass).
+	NeedsShared bool
 }
 
 // Exercises are the notebook's exercises.
@@ -44,8 +47,9 @@ var Exercises = []Exercise{
 `,
 		Step: Step{Name: "exercise 1", File: "ex1_shared.cu", Kernel: "ex1_shared", DType: "float32", Tol: check.FP32,
 			Idea: "your shared-memory kernel", Plan: Steps[0].Plan},
-		Solution: "solutions/ex1_shared.cu",
-		Shapes:   []Shape{{B: 3, C: 5, T: 37}, {B: 1, C: 2, T: 1}, {B: 2, C: 3, T: 1024}},
+		Solution:    "solutions/ex1_shared.cu",
+		Shapes:      []Shape{{B: 3, C: 5, T: 37}, {B: 1, C: 2, T: 1}, {B: 2, C: 3, T: 1024}},
+		NeedsShared: true,
 	},
 	{
 		Title: "Exercise 2: give every thread the same amount of work",
@@ -121,6 +125,10 @@ func CheckExercise(env *lab.Env, e Exercise, code string) (*ExerciseResult, erro
 	r := &ExerciseResult{Compiled: true}
 	l, _ := e.Step.Plan(ArticleShape, gpu.DeviceInfo{})
 	r.Report = prog.Report(e.Step.Kernel, l.Config.Block.Count(), l.Config.SharedBytes)
+	if e.NeedsShared && r.Report.StaticSharedBytes == 0 {
+		r.Message = fmt.Sprintf("Not yet: %s declares no __shared__ memory (0 bytes of static shared memory in its compile report); the exercise is to stage the w and k rows there.", e.Step.Kernel)
+		return r, nil
+	}
 	if !env.GPU() {
 		r.Message = fmt.Sprintf("%s compiled for %s (%d bytes of static shared memory). Checking and timing it needs a GPU (%s).",
 			e.Step.Kernel, prog.Compiled.Arch, r.Report.StaticSharedBytes, env.Mode)

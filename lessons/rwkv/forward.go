@@ -2,8 +2,6 @@ package rwkv
 
 import (
 	"fmt"
-	"strings"
-	"sync"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
@@ -106,36 +104,14 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, La
 	return func() error { return k.Launch(l.Config, args...) }, prog, l, nil
 }
 
-// progs caches the programs built in this process: every Launcher call of a step reuses its loaded
-// module instead of loading (and JIT-compiling) the PTX again.
-var progs = struct {
-	sync.Mutex
-	m map[progKey]*lab.Program
-}{m: map[progKey]*lab.Program{}}
-
-type progKey struct {
-	env                        *lab.Env
-	file, kernel, code, define string
-}
-
-// build compiles and loads a step's source (code, when not empty, replaces it) once per env.
+// build compiles and loads a step's source (code, when not empty, replaces it); the env keeps
+// built programs, so a step is loaded once per env however often it runs.
 func build(env *lab.Env, st Step, code string) (*lab.Program, error) {
-	key := progKey{env, st.File, st.Kernel, code, strings.Join(st.Defines, " ")}
-	progs.Lock()
-	defer progs.Unlock()
-	if prog, ok := progs.m[key]; ok {
-		return prog, nil
-	}
 	src, err := st.Source(code)
 	if err != nil {
 		return nil, err
 	}
-	prog, err := env.BuildWith(src, compile.Options{Defines: st.Defines}, st.Kernel)
-	if err != nil {
-		return nil, err
-	}
-	progs.m[key] = prog
-	return prog, nil
+	return env.BuildWith(src, compile.Options{Defines: st.Defines}, st.Kernel)
 }
 
 // Check runs a step once on a NaN-poisoned output and compares the checked rows with the float64

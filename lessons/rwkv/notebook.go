@@ -370,9 +370,9 @@ func Check(env *lab.Env, i int, code string) error {
 
 // Autograd runs the original's training-style loss (r*r - tanh(r)).sum() through the RWKV op as an
 // autograd Function (backward_autograd.go). The CPU float64 op is checked against finite differences
-// in either mode; in the GPU mode the GPU op (fastest exact forward, fastest backward) is checked by
-// finite differences on a small shape, and its dw and dk at the article's shape against the float64
-// reference chain on 1024 random rows.
+// in either mode; in the GPU mode the GPU op (v5, the exact-FP32 forward that takes any shape, and
+// the fastest backward) is checked by finite differences on a small shape, and its dw and dk at the
+// article's shape against the float64 reference chain on 1024 random rows.
 func Autograd(env *lab.Env) error {
 	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
 	small := Shape{B: 2, C: 3, T: 8}

@@ -114,7 +114,7 @@ func TestExerciseSolutions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s starter: %v", e.Title, err)
 		}
-		if e.Title == Exercises[1].Title && bad.OK {
+		if bad.OK {
 			t.Errorf("%s: the unfinished starter must fail", e.Title)
 		}
 	}
