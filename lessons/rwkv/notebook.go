@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/janpfeifer/gonb/gonbui"
-
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -30,10 +28,19 @@ func lastRun(env *lab.Env) (*record.Run, error) {
 	return run, err
 }
 
+// shownRun is lastRun for a cell that has nothing more to show without a run: a missing recording
+// was already shown as a note, so it is (nil, nil).
+func shownRun(env *lab.Env) (*record.Run, error) {
+	run, err := lastRun(env)
+	if errors.Is(err, errNoRecord) {
+		return nil, nil
+	}
+	return run, err
+}
+
 // Intro shows the problem: the shape, the work and the compute floor, and proves the CPU references
 // on a small shape (forward against the definition, backward against finite differences).
 func Intro(env *lab.Env) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
 	s := ArticleShape
 	peak := env.Receipt.PeakGFLOPS
 	floor := "unknown (no device facts)"
@@ -120,7 +127,6 @@ func abs(x float64) float64 {
 // Overview measures the whole lesson (GPU mode, about two minutes) or loads the recorded run, keeps
 // it for the later cells, and shows the forward table and the article's table.
 func Overview(env *lab.Env) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
 	run, err := env.Results(Lesson, false)
 	if err != nil {
 		if !env.GPU() {
@@ -152,7 +158,6 @@ func Overview(env *lab.Env) error {
 // Walk shows one step: its source, its compile report at the article's shape, and its line of the
 // run (time, speedups over PyTorch and v0, % of the FP32 peak, correctness) beside the article's.
 func Walk(env *lab.Env, step string) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
 	st, err := StepByName(step)
 	if err != nil {
 		return err
@@ -214,12 +219,8 @@ func Walk(env *lab.Env, step string) error {
 
 // ShowBackward shows the backward table and chart of the run.
 func ShowBackward(env *lab.Env) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
-	run, err := lastRun(env)
-	if err != nil {
-		if errors.Is(err, errNoRecord) {
-			return nil
-		}
+	run, err := shownRun(env)
+	if run == nil {
 		return err
 	}
 	BackwardTable(run).Display()
@@ -254,12 +255,8 @@ func contains(xs []string, x string) bool {
 
 // Charts shows the forward charts and the T sweep of the last run.
 func Charts(env *lab.Env) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
-	run, err := lastRun(env)
-	if err != nil {
-		if errors.Is(err, errNoRecord) {
-			return nil
-		}
+	run, err := shownRun(env)
+	if run == nil {
 		return err
 	}
 	if err := ShowFigures(run, "01_forward_time", "01_forward_speedup", "01_forward_peak", "01_sweep"); err != nil {
@@ -271,12 +268,8 @@ func Charts(env *lab.Env) error {
 
 // Reports shows every compile report of the last run (registers, shared memory, occupancy).
 func Reports(env *lab.Env) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
-	run, err := lastRun(env)
-	if err != nil {
-		if errors.Is(err, errNoRecord) {
-			return nil
-		}
+	run, err := shownRun(env)
+	if run == nil {
 		return err
 	}
 	show.Reports("Compile reports at the article's shape", run.Kernels).Display()
@@ -331,12 +324,8 @@ func Targets(run *record.Run) show.Table {
 
 // ShowTargets displays the targets table of the last run.
 func ShowTargets(env *lab.Env) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
-	run, err := lastRun(env)
-	if err != nil {
-		if errors.Is(err, errNoRecord) {
-			return nil
-		}
+	run, err := shownRun(env)
+	if run == nil {
 		return err
 	}
 	Targets(run).Display()
@@ -355,7 +344,6 @@ func ShowExercise(i int) error {
 
 // Check checks the reader's kernel for exercise i (1-based) and shows the outcome.
 func Check(env *lab.Env, i int, code string) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
 	if i < 1 || i > len(Exercises) {
 		return fmt.Errorf("rwkv: exercises are numbered 1 to %d", len(Exercises))
 	}
@@ -374,7 +362,6 @@ func Check(env *lab.Env, i int, code string) error {
 // the fastest backward) is checked by finite differences on a small shape, and its dw and dk at the
 // article's shape against the float64 reference chain on 1024 random rows.
 func Autograd(env *lab.Env) error {
-	defer gonbui.Sync() // a cell ends with its process: wait until the notebook has every display
 	small := Shape{B: 2, C: 3, T: 8}
 	cpu, err := GradCheckCPU(small, 5)
 	if err != nil {
