@@ -156,7 +156,7 @@ func atomicsTables(run *record.Run) []show.Table {
 	}
 	t.Caption = fmt.Sprintf("Inputs pinned: every x and y is %.10g (the half nearest %.1f); the time of same-address atomics depends on the values. "+
 		"Each step's answer must equal, bit for bit, a model of its own accumulation (equal terms make the order irrelevant). "+
-		"Method: %s. %s Measured: %s", RoundHalf(DotValue), DotValue, DotMethod, articleSource, run.Receipt.String())
+		"Method of these rows (each run takes up to 0.2 s): %s, in place of the run's default. %s Device and versions: %s", RoundHalf(DotValue), DotValue, DotMethod, articleSource, run.Receipt.String())
 	d := show.Table{Title: "How far each accumulation drifts from the float64 answer",
 		Header: []string{"step", "accumulator", "answer", "float64 answer", "relative error"}}
 	for _, r := range run.Select("drift") {
