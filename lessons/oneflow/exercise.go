@@ -108,44 +108,52 @@ func CheckExercise(env *lab.Env, ex Exercise, code string) (ExerciseResult, erro
 
 func checkExercise1(env *lab.Env, k *gpu.Kernel, res ExerciseResult) (ExerciseResult, error) {
 	for _, n := range []int{1, 13, 1001, MulN + 5} {
-		p, err := NewMulProblem(env, F16, n, uint64(40+n%97), 0)
-		if err != nil {
-			return res, err
-		}
-		cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, gpu.CeilDiv(n, 8))), Block: gpu.D1(Block)}
-		run := func() error { return k.Launch(cfg, p.X, p.Y, p.Z, int64(n)) }
-		c, err := p.checkRun(run)
-		if err != nil {
-			p.Free()
-			return res, err
-		}
-		res.Checks = append(res.Checks, fmt.Sprintf("n = %d: %s", n, c))
-		if !c.OK {
-			p.Free()
-			return res, fmt.Errorf("exercise 1, n = %d: %w", n, c.Err())
-		}
-		if n == MulN+5 {
-			t, err := env.Bench.Time(run)
+		err := func() error {
+			p, err := NewMulProblem(env, F16, n, uint64(40+n%97), 0)
 			if err != nil {
-				p.Free()
-				return res, err
+				return err
+			}
+			defer p.Free()
+			cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, gpu.CeilDiv(n, 8))), Block: gpu.D1(Block)}
+			run := func() error { return k.Launch(cfg, p.X, p.Y, p.Z, int64(n)) }
+			c, err := p.checkRun(run)
+			if err != nil {
+				return err
+			}
+			res.Checks = append(res.Checks, fmt.Sprintf("n = %d: %s", n, c))
+			if !c.OK {
+				return fmt.Errorf("exercise 1, n = %d: %w", n, c.Err())
+			}
+			if n != MulN+5 {
+				return nil
 			}
 			base, _, _, err := p.Launcher(MulSteps[0], "")
 			if err != nil {
-				p.Free()
-				return res, err
+				return err
 			}
-			tb, err := env.Bench.Time(base)
-			if err != nil {
-				p.Free()
-				return res, err
-			}
-			res.MS, res.BaseMS, res.Baseline = t.Median, tb.Median, "naive half kernel (step 1)"
+			res.Baseline = "naive half kernel (step 1)"
+			res.MS, res.BaseMS, err = timeAgainst(env, run, base)
+			return err
+		}()
+		if err != nil {
+			return res, err
 		}
-		p.Free()
 	}
 	res.Correct = true
 	return res, nil
+}
+
+// timeAgainst times the reader's kernel and the baseline by the bench's method, in the same run.
+func timeAgainst(env *lab.Env, mine, base func() error) (mineMS, baseMS float64, err error) {
+	t, err := env.Bench.Time(mine)
+	if err != nil {
+		return 0, 0, err
+	}
+	tb, err := env.Bench.Time(base)
+	if err != nil {
+		return 0, 0, err
+	}
+	return t.Median, tb.Median, nil
 }
 
 // checkRun runs a launch function once on a poisoned output and compares with the reference.
@@ -165,51 +173,44 @@ func (p *MulProblem) checkRun(run func() error) (check.Result, error) {
 
 func checkExercise2(env *lab.Env, k *gpu.Kernel, res ExerciseResult) (ExerciseResult, error) {
 	for _, shape := range [][4]int{{2, 3, 7, 9}, {1, 1, 1, 1}, ArticleShape} {
-		p, err := NewUpProblem(env, F16, shape, 77, 0)
-		if err != nil {
-			return res, err
-		}
-		in := shape[0] * shape[1] * shape[2] * shape[3]
-		cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, in)), Block: gpu.D1(Block)}
-		run := func() error { return k.Launch(cfg, p.DY, p.DX, int32(in), int32(shape[2]), int32(shape[3])) }
-		if err := p.DX.Poison(); err != nil {
-			p.Free()
-			return res, err
-		}
-		if err := run(); err != nil {
-			p.Free()
-			return res, err
-		}
-		got, err := p.DX.Read()
-		if err != nil {
-			p.Free()
-			return res, err
-		}
-		c := check.Compare(got, UpBackwardReference(p.dy, shape), UpTolerance(F16, Backward))
-		res.Checks = append(res.Checks, fmt.Sprintf("%s: %s", fmtShape(shape), c))
-		if !c.OK {
-			p.Free()
-			return res, fmt.Errorf("exercise 2, %s: %w", fmtShape(shape), c.Err())
-		}
-		if shape == ArticleShape {
-			t, err := env.Bench.Time(run)
+		err := func() error {
+			p, err := NewUpProblem(env, F16, shape, 77, 0)
 			if err != nil {
-				p.Free()
-				return res, err
+				return err
+			}
+			defer p.Free()
+			in := shape[0] * shape[1] * shape[2] * shape[3]
+			cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, in)), Block: gpu.D1(Block)}
+			run := func() error { return k.Launch(cfg, p.DY, p.DX, int32(in), int32(shape[2]), int32(shape[3])) }
+			if err := p.DX.Poison(); err != nil {
+				return err
+			}
+			if err := run(); err != nil {
+				return err
+			}
+			got, err := p.DX.Read()
+			if err != nil {
+				return err
+			}
+			c := check.Compare(got, UpBackwardReference(p.dy, shape), UpTolerance(F16, Backward))
+			res.Checks = append(res.Checks, fmt.Sprintf("%s: %s", fmtShape(shape), c))
+			if !c.OK {
+				return fmt.Errorf("exercise 2, %s: %w", fmtShape(shape), c.Err())
+			}
+			if shape != ArticleShape {
+				return nil
 			}
 			base, _, _, err := p.Launcher(UpSteps[0], Backward, "")
 			if err != nil {
-				p.Free()
-				return res, err
+				return err
 			}
-			tb, err := env.Bench.Time(base)
-			if err != nil {
-				p.Free()
-				return res, err
-			}
-			res.MS, res.BaseMS, res.Baseline = t.Median, tb.Median, "generic backward kernel (step 1)"
+			res.Baseline = "generic backward kernel (step 1)"
+			res.MS, res.BaseMS, err = timeAgainst(env, run, base)
+			return err
+		}()
+		if err != nil {
+			return res, err
 		}
-		p.Free()
 	}
 	res.Correct = true
 	return res, nil

@@ -3,44 +3,18 @@ package rwkv
 import (
 	"math"
 	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/check"
 )
 
-// naiveForward is the definition written as directly as possible, to test the optimised reference.
-func naiveForward(s Shape, w, k []float64, eps float64) []float64 {
-	out := make([]float64, s.Len())
-	for b := 0; b < s.B; b++ {
-		for c := 0; c < s.C; c++ {
-			for t := 0; t < s.T; t++ {
-				sum := eps
-				for u := 0; u <= t; u++ {
-					sum += w[c*s.T+(s.T-1)-(t-u)] * k[(b*s.C+c)*s.T+u]
-				}
-				out[(b*s.C+c)*s.T+t] = sum
-			}
-		}
-	}
-	return out
-}
-
-func f64(x []float32) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = float64(v)
-	}
-	return out
-}
-
+// The forward reference equals the definition, and sampled rows equal the full output.
 func TestForwardMatchesDefinition(t *testing.T) {
 	for _, s := range []Shape{{1, 1, 1}, {2, 3, 5}, {3, 2, 17}, {1, 4, 64}} {
 		w32, k32 := Inputs(s, 7)
-		want := naiveForward(s, f64(w32), f64(k32), Eps)
-		got := Forward(s, w32, k32, Eps)
-		for i := range want {
-			if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
-				t.Fatalf("%v: out[%d] = %v, want %v", s, i, got[i], want[i])
-			}
+		if err := ProveReferences(s, w32, k32, Upstream(s, 7)); err != nil {
+			t.Fatal(err)
 		}
-		// Sampled rows agree with the full output.
+		got := Forward(s, w32, k32, Eps)
 		rows := SampleRows(s, 3, 1)
 		part := ForwardRows(s, w32, k32, Eps, rows)
 		full := Gather(got, s.T, rows)
@@ -57,29 +31,11 @@ func TestForwardMatchesDefinition(t *testing.T) {
 func TestBackwardFiniteDifferences(t *testing.T) {
 	for _, s := range []Shape{{1, 1, 1}, {2, 3, 5}, {3, 2, 8}, {2, 1, 13}} {
 		w32, k32 := Inputs(s, 11)
-		w, k, g := f64(w32), f64(k32), f64(Upstream(s, 11))
-		dk := BackwardDK(s, w, g)
-		dw := BackwardDW(s, k, g)
-		const h = 1e-3
-		fd := func(x []float64, i int) float64 {
-			old := x[i]
-			x[i] = old + h
-			lp := Loss(s, w, k, g, Eps)
-			x[i] = old - h
-			lm := Loss(s, w, k, g, Eps)
-			x[i] = old
-			return (lp - lm) / (2 * h)
+		if err := ProveReferences(s, w32, k32, Upstream(s, 11)); err != nil {
+			t.Fatal(err)
 		}
-		for i := range k {
-			if want := fd(k, i); math.Abs(dk[i]-want) > 1e-8*math.Max(1, math.Abs(want)) {
-				t.Fatalf("%v: dk[%d] = %v, finite difference %v", s, i, dk[i], want)
-			}
-		}
-		for i := range w {
-			if want := fd(w, i); math.Abs(dw[i]-want) > 1e-8*math.Max(1, math.Abs(want)) {
-				t.Fatalf("%v: dw[%d] = %v, finite difference %v", s, i, dw[i], want)
-			}
-		}
+		w, k, g := check.Float64s(w32), check.Float64s(k32), check.Float64s(Upstream(s, 11))
+		dk, dw := BackwardDK(s, w, g), BackwardDW(s, k, g)
 		// Subsets agree with the full gradients.
 		rows, chans := SampleRows(s, 2, 3), SampleChannels(s, 1, 3)
 		for i, v := range BackwardDKRows(s, w, g, rows) {
