@@ -21,6 +21,8 @@ type Lesson struct {
 	Tables func(run *record.Run) []show.Table
 	// Figures are the lesson's charts from a run.
 	Figures func(run *record.Run) ([]Figure, error)
+	// Exercises are the lesson's exercises, numbered from 1 (exercise.go).
+	Exercises []Exercise
 }
 
 // Figure is a named chart; the name is its file name without extension.

@@ -1,0 +1,107 @@
+package lab
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// Exercise is one exercise of a lesson: a kernel the reader writes in a notebook cell, and the
+// lesson's own check of it. Every lesson lists its exercises in Lesson.Exercises, so that a notebook
+// cell, the tests and the grading command (cmd/grade) all run the same check.
+//
+// The notebook's exercise cell holds the reader's CUDA source in a Go raw string and calls
+// Env.Exercise with the lesson, the exercise's number and that string:
+//
+//	var mySource = `extern "C" __global__ void ex1_shared(...) { ... }`
+//
+//	%%
+//	lab.Cell(func(env *lab.Env) error { return env.Exercise(rwkv.Lesson, 1, mySource) })
+//
+// The grader finds such cells, reads the string without running the cell's Go code, and calls Check.
+type Exercise struct {
+	Number int    // 1-based within its lesson
+	Title  string // "Exercise 1: stage the rows in shared memory"
+	Task   string // Markdown: what to do, the kernel's name and launch, its limits
+	Kernel string // the extern "C" name the reader's source must define
+	// Starter is the source the notebook's cell starts from. It compiles, and Check fails it (a test
+	// proves both), so an untouched exercise is never graded as done.
+	Starter string
+	// Solution returns the reference solution, kept in the lesson's kernels package, out of the notebook.
+	Solution func() (string, error)
+	// Check compiles code and, in the GPU mode, checks it on fresh random inputs with NaN-poisoned
+	// outputs against the float64 reference (on awkward shapes and the lesson's own) and times it
+	// against the lesson's step it replaces. In the no-GPU mode it compiles and whatever runs without
+	// a GPU, and says so in Reason with Ran false. An error is a failure of the lab itself, not of the
+	// reader's kernel: a kernel that does not compile or is wrong comes back as Passed false.
+	Check func(env *Env, code string) (ExerciseResult, error)
+}
+
+// ExerciseResult is the outcome of checking a reader's kernel for an exercise.
+type ExerciseResult struct {
+	Compiled bool
+	Ran      bool // checked on a GPU (false in the no-GPU mode)
+	Passed   bool // compiled, and (GPU mode) correct on every shape checked
+	// Reason is one or two sentences: why it passed or what failed first (the compile error's first
+	// line, the shape and element that were wrong, what the task asks that the kernel does not do).
+	Reason string
+	Checks []string // one line per shape checked
+	// Mine and Ref are the reader's kernel and the reference step, timed in the same run (zero when
+	// not timed); RefName names the reference step.
+	Mine, Ref bench.Timing
+	RefName   string
+	Report    record.KernelReport // the compile report of the reader's kernel
+}
+
+// Speedup is the reference's median time over the reader's, or 0 when either was not timed.
+func (r ExerciseResult) Speedup() float64 {
+	if r.Mine.Median <= 0 || r.Ref.Median <= 0 {
+		return 0
+	}
+	return r.Ref.Median / r.Mine.Median
+}
+
+// ExerciseByNumber returns exercise n (1-based) of lesson l.
+func (l Lesson) ExerciseByNumber(n int) (Exercise, error) {
+	for _, x := range l.Exercises {
+		if x.Number == n {
+			return x, nil
+		}
+	}
+	return Exercise{}, fmt.Errorf("lesson %s has no exercise %d (it has %d)", l.ID, n, len(l.Exercises))
+}
+
+// Exercise shows exercise n of lesson l, checks code with the exercise's own check, and shows the
+// outcome: the compile report, one line per shape checked, and the verdict with the timing.
+func (e *Env) Exercise(l Lesson, n int, code string) error {
+	x, err := l.ExerciseByNumber(n)
+	if err != nil {
+		return err
+	}
+	show.Markdown("**" + x.Title + ".** " + x.Task)
+	r, err := x.Check(e, code)
+	if err != nil {
+		return err
+	}
+	if r.Report.Kernel != "" {
+		show.Reports("compile report of your kernel", []record.KernelReport{r.Report}).Display()
+	}
+	for _, c := range r.Checks {
+		show.Note(show.Info, c)
+	}
+	kind := show.Success
+	switch {
+	case !r.Passed:
+		kind = show.Warning
+	case !r.Ran:
+		kind = show.Info
+	}
+	msg := r.Reason
+	if s := r.Speedup(); s > 0 {
+		msg += fmt.Sprintf(" Yours %s, %s %s: %s.", r.Mine, r.RefName, r.Ref, show.Times(s))
+	}
+	show.Note(kind, msg)
+	return nil
+}
