@@ -47,3 +47,17 @@ def emit(result):
     result.setdefault("torch", torch.__version__)
     result.setdefault("device", torch.cuda.get_device_name(0))
     sys.stdout.write("\n" + json.dumps(result) + "\n")
+
+
+def try_compile(fn, *args):
+    """torch.compile(fn), called once on args so that compilation is not timed. Returns
+    (compiled, None), or (None, reason) when torch.compile cannot compile here (no Triton, no
+    compiler): the lesson then reports the torch.compile column as unavailable, with the reason."""
+    try:
+        compiled = torch.compile(fn)
+        compiled(*args)
+        torch.cuda.synchronize()
+        return compiled, None
+    except Exception as e:  # noqa: BLE001 - any failure makes the column unavailable, with its reason
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        return None, "torch.compile failed here: %s: %s" % (type(e).__name__, first)
