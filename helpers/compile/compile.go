@@ -103,10 +103,14 @@ func Version() (string, error) {
 	return fmt.Sprintf("%d.%d", maj, min), nil
 }
 
-// IncludeDir finds the folder that holds cuda_fp16.h and the other headers kernels include:
-// $CUDA_HOME/include, /usr/local/cuda/include, then /usr/include.
+// IncludeDir finds the folder that holds cuda_fp16.h and the other headers kernels include: the
+// folder of the NVRTC that .ci/env.sh picked ($KERNELS_NVRTC_INCLUDE, so that NVRTC reads headers of
+// its own version), $CUDA_HOME/include, /usr/local/cuda/include, then /usr/include.
 func IncludeDir() (string, error) {
 	var tried []string
+	if d := os.Getenv("KERNELS_NVRTC_INCLUDE"); d != "" {
+		tried = append(tried, d)
+	}
 	for _, d := range []string{os.Getenv("CUDA_HOME"), os.Getenv("CUDA_PATH"), "/usr/local/cuda"} {
 		if d != "" {
 			tried = append(tried, filepath.Join(d, "include"))
@@ -157,6 +161,9 @@ func PTX(src Source, opts Options) (*Result, error) {
 	version, err := Version()
 	if err != nil {
 		return nil, err
+	}
+	if err := CheckArch(strings.TrimPrefix(flags[0], "--gpu-architecture=")); err != nil {
+		return nil, fmt.Errorf("compiling %s: %w", src.Name, err)
 	}
 	res := &Result{Name: src.Name, Arch: strings.TrimPrefix(flags[0], "--gpu-architecture="), Flags: flags, NVRTC: version}
 	key := cacheKey(src.Code, flags, version)

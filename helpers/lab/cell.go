@@ -2,7 +2,9 @@ package lab
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
@@ -25,8 +27,9 @@ func Cell(body func(env *Env) error) {
 	}
 }
 
-// Doctor is the setup check: is there a GPU, which driver and NVRTC, which compute capability,
-// which mode runs and why.
+// Doctor is the setup check: is there a GPU, which driver, which CUDA headers cgo built against and
+// which NVRTC compiles the kernels (they may come from different CUDA versions: .ci/env.sh picks
+// them), which architecture kernels compile for, which mode runs and why.
 func Doctor(env *Env) show.Table {
 	t := show.Table{Title: "Doctor", Header: []string{"check", "finding"}}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
@@ -34,14 +37,14 @@ func Doctor(env *Env) show.Table {
 	if env.GPU() {
 		d := env.Receipt.Device
 		add("GPU", d.String())
-		add("compute capability", d.ComputeCapability()+" (kernels compile for "+env.Arch()+")")
+		add("compute capability", d.ComputeCapability())
 		add("driver", fmt.Sprintf("%s, CUDA %s", env.Receipt.DriverRelease, env.Receipt.CUDADriver))
 		add("SMs, clock", fmt.Sprintf("%d SMs at %d MHz: FP32 peak %.1f TFLOP/s", d.SMs, d.ClockMHz, env.Receipt.PeakFP32()))
 		add("memory", fmt.Sprintf("%.1f GiB, %d-bit bus at %d MHz: %.0f GB/s on paper, %.0f GB/s measured (device copy)",
 			float64(d.MemBytes)/(1<<30), d.MemBusWidthBits, d.MemClockMHz, d.TheoreticalBandwidthGBs(), env.Receipt.CopyGBps))
 		add("L2, shared memory", fmt.Sprintf("L2 %d MiB; shared memory %d KiB per block (%d KiB opt-in), %d KiB per SM",
 			d.L2Bytes>>20, d.MaxSharedPerBlock>>10, d.MaxSharedPerBlockOptin>>10, d.MaxSharedPerSM>>10))
-		add("cgo headers", "cuda.h "+env.Receipt.CUDAHeaders+" (gorgonia.org/cu builds against 11.8/12.x headers and runs on newer drivers)")
+		add("cgo headers", "CUDA "+env.Receipt.CUDAHeaders+"'s cuda.h (gorgonia.org/cu builds against 11.x/12.x headers and runs on newer drivers)")
 	} else {
 		add("why", env.Why.Error())
 		if out, err := exec.Command("nvidia-smi", "-L").CombinedOutput(); err == nil {
@@ -52,15 +55,39 @@ func Doctor(env *Env) show.Table {
 		if env.Receipt.Device.Name != "" {
 			add("recorded results", fmt.Sprintf("%s, driver %s, measured %s", env.Receipt.Device.Name, env.Receipt.DriverRelease, dateOf(env.Receipt.Date)))
 		}
+		if v := os.Getenv("KERNELS_CGO_CUDA"); v != "" {
+			add("cgo headers", "CUDA "+v+"'s cuda.h for the GPU build (picked by .ci/env.sh; this no-GPU build does not use it)")
+		}
 	}
-	add("NVRTC", env.Receipt.NVRTC)
+	nvrtc := "NVRTC " + env.Receipt.NVRTC
+	if lib := compile.Library(); lib != "" {
+		nvrtc += ", loaded from " + homeRelative(lib)
+	}
+	add("NVRTC", nvrtc)
+	if err := compile.CheckArch(env.Arch()); err != nil {
+		add("kernels compile for", err.Error())
+	} else if archs, err := compile.SupportedArchs(); err == nil {
+		add("kernels compile for", fmt.Sprintf("%s (NVRTC %s targets compute_%d to compute_%d)", env.Arch(), env.Receipt.NVRTC, archs[0], archs[len(archs)-1]))
+	}
 	if inc, err := compile.IncludeDir(); err == nil {
-		add("CUDA headers for NVRTC", inc)
+		add("CUDA headers for NVRTC", homeRelative(inc))
 	} else {
 		add("CUDA headers for NVRTC", err.Error())
 	}
 	if dir, err := compile.CacheDir(); err == nil {
-		add("PTX cache", dir)
+		add("PTX cache", homeRelative(dir))
 	}
 	return t
+}
+
+// homeRelative writes a path under the home folder as ~/..., so that outputs name no user's folder.
+func homeRelative(path string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" || home == "/" {
+		return path
+	}
+	if rel, err := filepath.Rel(home, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return filepath.Join("~", rel)
+	}
+	return path
 }

@@ -21,9 +21,9 @@ type Receipt struct {
 	Device        gpu.DeviceInfo `json:"device"`
 	DriverRelease string         `json:"driver_release"` // as nvidia-smi prints it, e.g. "580.95.05"
 	CUDADriver    string         `json:"cuda_driver"`    // the CUDA version the driver supports
-	CUDAHeaders   string         `json:"cuda_headers"`   // the cuda.h the program was built against
-	NVRTC         string         `json:"nvrtc"`
-	Arch          string         `json:"arch"`
+	CUDAHeaders   string         `json:"cuda_headers"`   // the CUDA version of the cuda.h cgo built gorgonia.org/cu against
+	NVRTC         string         `json:"nvrtc"`          // the version of the NVRTC that compiled the kernels
+	Arch          string         `json:"arch"`           // the architecture the kernels were compiled for
 	CopyGBps      float64        `json:"copy_gbps"`
 	PeakGFLOPS    float64        `json:"peak_fp32_gflops"`
 	Method        string         `json:"method"`
@@ -42,8 +42,12 @@ func (r Receipt) String() string {
 	if r.Torch != "" {
 		torch = ", PyTorch " + r.Torch
 	}
-	return fmt.Sprintf("%s, driver %s (CUDA %s), NVRTC %s for %s, measured copy bandwidth %.0f GB/s, FP32 peak %.1f TFLOP/s at %d MHz%s; %s; %s",
-		r.Device.Name, r.DriverRelease, r.CUDADriver, r.NVRTC, r.Arch, r.CopyGBps, r.PeakGFLOPS/1e3, r.Device.ClockMHz, torch, r.Method, r.Date)
+	headers := ""
+	if r.CUDAHeaders != "" {
+		headers = ", built against CUDA " + r.CUDAHeaders + " headers"
+	}
+	return fmt.Sprintf("%s, driver %s (CUDA %s)%s, NVRTC %s for %s, measured copy bandwidth %.0f GB/s, FP32 peak %.1f TFLOP/s at %d MHz%s; %s; %s",
+		r.Device.Name, r.DriverRelease, r.CUDADriver, headers, r.NVRTC, r.Arch, r.CopyGBps, r.PeakGFLOPS/1e3, r.Device.ClockMHz, torch, r.Method, r.Date)
 }
 
 // Record is one measured variant of one case.

@@ -42,3 +42,15 @@ func TestLoadFSNamesWhatIsRecorded(t *testing.T) {
 		t.Errorf("want an error naming the recorded lessons, got %v", err)
 	}
 }
+
+// A receipt names both CUDA versions of a run (the headers cgo built against, the NVRTC that
+// compiled the kernels) and the architecture compiled for.
+func TestReceiptNamesHeadersNVRTCAndArch(t *testing.T) {
+	r := Receipt{CUDAHeaders: "11.8", NVRTC: "13.0", Arch: "compute_90"}
+	s := r.String()
+	for _, want := range []string{"built against CUDA 11.8 headers", "NVRTC 13.0 for compute_90"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("receipt %q lacks %q", s, want)
+		}
+	}
+}
