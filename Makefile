@@ -27,3 +27,9 @@ test: setup
 # report written to $(OUT). For example: make reproduce ARGS="-lessons 01 -quick".
 reproduce: setup
 	@source .ci/env.sh && go run ./cmd/reproduce -out $(OUT) $(ARGS)
+
+# The GPU tests under compute-sanitizer memcheck, racecheck and synccheck, one line per package and
+# tool (needs a GPU and the CUDA toolkit's compute-sanitizer). For example: make sanitize ARGS=./lessons/rwkv
+.PHONY: sanitize
+sanitize: setup
+	@bash .ci/sanitize.sh $(ARGS)

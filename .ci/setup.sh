@@ -4,9 +4,13 @@
 #   bash .ci/setup.sh          (make setup; make notebooks and make test call it first)
 #
 # It is idempotent and quick when everything is there. What it installs, only when missing:
-#   1. CUDA headers and NVRTC: cuda.h, nvrtc.h and cuda_fp16.h for cgo and for compiling kernels.
-#      A CUDA toolkit (CUDA_HOME, /usr/local/cuda) is used as is; otherwise Debian's CUDA 11.8
-#      packages from non-free (nvidia-cuda-dev, libnvrtc, libcuda1), without recommends.
+#   1. CUDA: NVRTC (the newest CUDA found compiles the kernels) and a CUDA 11.x/12.x cuda.h for cgo
+#      (gorgonia.org/cu v0.9.6 does not compile against CUDA 13's); .ci/env.sh picks them. Toolkits
+#      found are used as they are. With no CUDA: Debian's CUDA 11.8 packages from non-free
+#      (nvidia-cuda-dev, libnvrtc, libcuda1), without recommends. With only CUDA 13: 11.x/12.x
+#      headers beside it, from NVIDIA's cuda-driver-dev-12-x where that repository is configured,
+#      else nvidia-cuda-dev's include folder in /opt/cudalessons/cuda-<version>; or it stops,
+#      naming the package to install.
 #   2. Jupyter from the distribution: notebook, nbconvert, nbclient.
 #   3. Go 1.26 or newer (it refuses an older one: go.mod needs it).
 #   4. The GoNB kernel from this module's go.mod (tool github.com/janpfeifer/gonb), goimports and
@@ -29,31 +33,73 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# 1. CUDA headers and NVRTC.
-source "$root/.ci/env.sh"
-if [ -z "$CUDA_INCLUDE" ] || ! ls "$CUDA_LIBDIR"/libnvrtc.so* >/dev/null 2>&1; then
-  . /etc/os-release
-  if [ "${ID:-}" = debian ]; then
-    f=/etc/apt/sources.list.d/cuda-nonfree.sources
-    if [ ! -f "$f" ]; then
-      say "enabling Debian contrib/non-free for CUDA 11.8 ($f)"
-      printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free non-free-firmware\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-        "$VERSION_CODENAME" "$VERSION_CODENAME" | $SUDO tee "$f" >/dev/null
-      apt_updated=0
+# 1. CUDA: NVRTC for the kernels and, for cgo, a cuda.h gorgonia.org/cu v0.9.6 compiles against (CUDA
+#    11.x or 12.x). .ci/env.sh picks each separately; this installs what it did not find.
+enable_debian_nonfree() {
+  local f=/etc/apt/sources.list.d/cuda-nonfree.sources
+  [ -f "$f" ] && return 0
+  say "enabling Debian contrib/non-free, where Debian's CUDA packages are ($f)"
+  printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free non-free-firmware\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$VERSION_CODENAME" "$VERSION_CODENAME" | $SUDO tee "$f" >/dev/null
+  apt_updated=0
+}
+# cgo_headers_beside: NVRTC comes from a CUDA 13 toolkit, whose cuda.h gorgonia.org/cu does not compile
+# against. Put CUDA 11.x/12.x headers beside it; the toolkit and the driver stay as they are.
+cgo_headers_beside() {
+  say "CUDA $KERNELS_NVRTC_CUDA's NVRTC will compile the kernels, but gorgonia.org/cu v0.9.6 does not compile against its cuda.h: installing CUDA 11.x/12.x headers for cgo beside it, without changing that toolkit"
+  local pkg tmp v dest
+  if command -v apt-get >/dev/null; then
+    [ "$apt_updated" = 1 ] || { $SUDO apt-get update -qq; apt_updated=1; }
+    # NVIDIA's repository, where configured: cuda-driver-dev-12-x holds cuda.h and the libcuda stub,
+    # in /usr/local/cuda-12.x/targets/<arch>-linux, and depends on no driver.
+    pkg=$(apt-cache pkgnames cuda-driver-dev-12- 2>/dev/null | sort -V | tail -n1)
+    if [ -n "$pkg" ]; then
+      apt_install "$pkg"
+      return 0
     fi
+    # Debian's (non-free) or Ubuntu's (multiverse) nvidia-cuda-dev. Installing it would also pull the
+    # distribution's libcuda1, which must not replace the driver of your CUDA 13: take its headers only.
+    [ "${ID:-}" = debian ] && { enable_debian_nonfree; [ "$apt_updated" = 1 ] || { $SUDO apt-get update -qq; apt_updated=1; }; }
+    if apt-cache show nvidia-cuda-dev >/dev/null 2>&1; then
+      tmp=$(mktemp -d)
+      say "downloading Debian/Ubuntu's nvidia-cuda-dev (about 800 MB) to take its include folder only"
+      (cd "$tmp" && apt-get download nvidia-cuda-dev >"$tmp/log" 2>&1) || { cat "$tmp/log" >&2; say "downloading nvidia-cuda-dev failed"; exit 1; }
+      dpkg-deb --fsys-tarfile "$tmp"/nvidia-cuda-dev_*.deb | tar -x -C "$tmp" ./usr/include
+      v=$(_cuda_dotted "$(_cuda_version "$tmp/usr/include/cuda.h")")
+      dest=${CUDA_ENV_ROOT:-}/opt/cudalessons/cuda-$v/include
+      $SUDO mkdir -p "$dest" && $SUDO cp -r "$tmp/usr/include/." "$dest/"
+      rm -rf "$tmp"
+      say "put nvidia-cuda-dev's CUDA $v headers in $dest (nothing installed through dpkg; delete the folder to undo)"
+      return 0
+    fi
+  fi
+  case "${ID:-}" in
+    ubuntu) pkg="cuda-driver-dev-12-9 from NVIDIA's CUDA repository (its cuda-keyring package sets it up), or nvidia-cuda-dev from multiverse" ;;
+    debian) pkg="nvidia-cuda-dev from Debian non-free" ;;
+    *) pkg="CUDA 12.x's cuda.h (NVIDIA's cuda-driver-dev-12-9 package)" ;;
+  esac
+  say "no package with CUDA 11.x/12.x headers is reachable: install $pkg, or set CUDA_CGO_INCLUDE to a folder holding CUDA 11.8 or 12.x's cuda.h, then run make setup again"
+  exit 1
+}
+source "$root/.ci/env.sh"
+[ -f /etc/os-release ] && . /etc/os-release
+if [ -z "$KERNELS_NVRTC_LIBDIR" ]; then
+  # No CUDA at all: the distribution's (Debian: CUDA 11.8; Ubuntu: its nvidia-cuda-dev).
+  if [ "${ID:-}" = debian ]; then
+    enable_debian_nonfree
     apt_install nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 libcuda1
   elif [ "${ID:-}" = ubuntu ]; then
     apt_install nvidia-cuda-dev libcuda1 || apt_install nvidia-cuda-toolkit
   else
-    say "no CUDA headers found (looked in \$CUDA_HOME, /usr/local/cuda, /usr/include); install a CUDA 11.8 or 12.x toolkit"; exit 1
+    say "no NVRTC found: install a CUDA toolkit (12.8 or newer knows every current GPU) and set CUDA_HOME"; exit 1
   fi
   source "$root/.ci/env.sh"
 fi
-[ -n "$CUDA_INCLUDE" ] || { say "CUDA headers still missing after install"; exit 1; }
-say "CUDA headers: $CUDA_INCLUDE (CUDA $CUDA_HEADER_VERSION); libraries: $CUDA_LIBDIR"
-case "$CUDA_HEADER_VERSION" in
-  13.*) say "warning: gorgonia.org/cu v0.9.6 does not compile against CUDA 13 headers; set CUDA_HOME to a 12.x or 11.8 toolkit for the GPU build" ;;
-esac
+if [ -z "$KERNELS_CGO_INCLUDE" ] && [ -n "$KERNELS_NVRTC_LIBDIR" ]; then
+  cgo_headers_beside
+  source "$root/.ci/env.sh"
+fi
+cuda_env_show | sed 's/^/setup: /' >&2 || { say "CUDA is still incomplete after installing (see above)"; exit 1; }
 
 # 2. Jupyter (Debian's packages install into /usr/bin/python3).
 if ! command -v jupyter-nbconvert >/dev/null || ! command -v jupyter-notebook >/dev/null; then
