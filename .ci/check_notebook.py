@@ -1,15 +1,44 @@
 """Fails when an executed notebook has an error: an error output, or an error shown by
-helpers/show (HTML with the class kernels-error), or stderr that reports a Go build failure.
+helpers/show (HTML with the class kernels-error), or stderr that reports a Go build failure; or when
+an output names a folder of the machine it ran on (see machine_paths).
 
     python3 .ci/check_notebook.py executed.ipynb [...]
 """
+import re
 import sys
 
 import nbformat
 
-bad = 0
-for path in sys.argv[1:]:
-    nb = nbformat.read(path, as_version=4)
+# An absolute path starts at a slash that begins the text or follows a space, a quote, '(', '[',
+# '=', ',' or '>' (a value in an HTML cell), and has at least two parts. So URLs (http://...), closing
+# tags (</td>), comments (//), units (GB/s) and base64 images are not paths.
+PATH = re.compile(r"""(?<![^\s"'(\[=,>])(/[A-Za-z0-9._-]+(?:/[A-Za-z0-9._@+-]+)+)""")
+
+# Paths under these roots are where the system installs things (the CUDA toolkit in /usr/local or
+# /opt, Debian's CUDA in /usr/include and /usr/lib): the same on every machine with that install, and
+# the doctor must show which CUDA headers and NVRTC a run used. Everything else (home folders, /root,
+# /work, /tmp, /mnt, a project checkout anywhere) belongs to one machine or one user, so committed
+# outputs must not name it; the doctor writes the PTX cache as ~/.cache/... for that reason.
+SYSTEM_ROOTS = {"usr", "opt", "etc", "lib", "lib64", "bin", "sbin", "proc", "sys", "dev"}
+
+
+def machine_paths(text):
+    """The absolute paths in text that name a folder of one machine (not a system install)."""
+    return [p for p in PATH.findall(text) if p.split("/")[1] not in SYSTEM_ROOTS]
+
+
+def output_texts(out):
+    """The text an output shows (images left out)."""
+    if out.get("output_type") == "stream":
+        yield out.get("text", "")
+    for kind, value in out.get("data", {}).items():
+        if kind.startswith("text/") or kind.endswith("json"):
+            yield value if isinstance(value, str) else str(value)
+
+
+def problems(nb):
+    """(cell index, message) for every error and machine path in the notebook's outputs."""
+    found = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -26,7 +55,23 @@ for path in sys.argv[1:]:
                 if "panic:" in out.get("text", "") or "[build failed]" in out.get("text", ""):
                     text = out.get("text", "")
             if text:
-                bad += 1
-                print(f"{path}: cell {i} shows an error:\n{text[:2000]}\n", file=sys.stderr)
-    print(f"{path}: {'FAIL' if bad else 'ok'}")
-sys.exit(1 if bad else 0)
+                found.append((i, f"shows an error:\n{text[:2000]}"))
+            paths = sorted({p for t in output_texts(out) for p in machine_paths(t)})
+            if paths:
+                found.append((i, f"names a folder of this machine: {', '.join(paths)}"))
+    return found
+
+
+def main(paths):
+    bad = 0
+    for path in paths:
+        found = problems(nbformat.read(path, as_version=4))
+        for i, msg in found:
+            print(f"{path}: cell {i} {msg}\n", file=sys.stderr)
+        bad += len(found)
+        print(f"{path}: {'FAIL' if found else 'ok'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
