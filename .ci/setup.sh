@@ -7,7 +7,8 @@
 #   1. CUDA headers and NVRTC: cuda.h, nvrtc.h and cuda_fp16.h for cgo and for compiling kernels.
 #      A CUDA toolkit (CUDA_HOME, /usr/local/cuda) is used as is; otherwise Debian's CUDA 11.8
 #      packages from non-free (nvidia-cuda-dev, libnvrtc, libcuda1), without recommends.
-#   2. Jupyter from the distribution: notebook, nbconvert, nbclient.
+#   2. Jupyter from the distribution: notebook, nbconvert, nbclient; Chromium (Debian's package
+#      chromium), which the notebooks' browser test drives headless.
 #   3. Go 1.26 or newer (it refuses an older one: go.mod needs it).
 #   4. The GoNB kernel from this module's go.mod (tool github.com/janpfeifer/gonb), goimports and
 #      gopls at pinned versions, and the kernel's registration with Jupyter.
@@ -58,6 +59,14 @@ esac
 # 2. Jupyter (Debian's packages install into /usr/bin/python3).
 if ! command -v jupyter-nbconvert >/dev/null || ! command -v jupyter-notebook >/dev/null; then
   apt_install jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel
+fi
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
+  . /etc/os-release
+  if [ "${ID:-}" = debian ]; then
+    apt_install chromium
+  else # Ubuntu's chromium is a snap, which does not run in containers: the browser test skips then.
+    say "no Chromium or Chrome: the notebooks' browser test needs one (Debian package chromium)"
+  fi
 fi
 
 # 3. Go.
