@@ -155,6 +155,12 @@ func TestNotebooksInBrowser(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Opening a notebook makes Jupyter create notebooks/.ipynb_checkpoints/ (empty: nothing is
+	// saved); the test leaves the folder as it found it.
+	checkpoints := filepath.Join(dir, ".ipynb_checkpoints")
+	if _, err := os.Stat(checkpoints); os.IsNotExist(err) {
+		t.Cleanup(func() { _ = os.Remove(checkpoints) }) // only when empty
+	}
 	srv := s.startFor(t, nil, filepath.Join(out, "jupyter.log"), false)
 	bctx, cancel, err := startBrowser(s.chrome, t.TempDir())
 	if err != nil {
@@ -166,7 +172,7 @@ func TestNotebooksInBrowser(t *testing.T) {
 	for _, path := range names {
 		name := filepath.Base(path)
 		t.Run(strings.TrimSuffix(name, ".ipynb"), func(t *testing.T) {
-			lim := limits{Load: 2 * time.Minute, Run: s.runLimit(t)}
+			lim := limits{Load: 2 * time.Minute, Run: s.runLimit(t), Logf: t.Logf}
 			want := check{Banner: s.banner(), Rendering: true, Checker: s.checker()}
 			r, err := runNotebook(bctx, srv, dir, name, lim, want, out)
 			if r != nil && r.Took > 0 {
@@ -298,9 +304,9 @@ func writeNotebook(t *testing.T, dir, name string, cells ...string) {
 	}
 }
 
-// brokenCopy copies the first notebook into dir with a Go syntax error in its second Go cell and
-// the cells after it dropped; its first cell points at the project root (the copy is not beside
-// it). It returns the copy's name and the broken cell's index.
+// brokenCopy copies the first notebook into dir with a Go syntax error in its middle Go cell; the
+// copy's setup cell points at the project root (the copy is not beside it). It returns the copy's
+// name and the broken cell's index.
 func brokenCopy(t *testing.T, root, dir string) (string, int) {
 	t.Helper()
 	names, _ := filepath.Glob(filepath.Join(root, "notebooks", "*.ipynb"))
@@ -330,27 +336,24 @@ func brokenCopy(t *testing.T, root, dir string) (string, int) {
 		}
 		return ""
 	}
-	broken, goCells := -1, 0
+	var goCells []int
 	for i, c := range cells {
 		c := c.(map[string]any)
 		if c["cell_type"] != "code" {
 			continue
 		}
-		src := text(c)
-		if setupOnly(src) {
+		if src := text(c); setupOnly(src) {
 			c["source"] = strings.ReplaceAll(src, `"${GONB_DIR}/.."`, `"`+root+`"`)
-			continue
-		}
-		if goCells++; goCells == 2 {
-			c["source"] = src + "\n\nfunc brokenOnPurpose( {\n"
-			broken = i
-			break
+		} else {
+			goCells = append(goCells, i)
 		}
 	}
-	if broken < 0 {
+	if len(goCells) < 2 {
 		t.Fatalf("%s has fewer than two Go cells", names[0])
 	}
-	nb["cells"] = cells[:broken+1]
+	broken := goCells[len(goCells)/2]
+	c := cells[broken].(map[string]any)
+	c["source"] = text(c) + "\n\nfunc brokenOnPurpose( {\n"
 	name := "broken_" + filepath.Base(names[0])
 	b, err = json.Marshal(nb)
 	if err != nil {

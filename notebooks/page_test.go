@@ -65,6 +65,9 @@ func startBrowser(path, userDir string) (context.Context, context.CancelFunc, er
 type limits struct {
 	Load time.Duration // page loaded and kernel connected
 	Run  time.Duration // Run All until no cell runs
+
+	// Logf, when set, is told every 30 s which cell runs.
+	Logf func(format string, args ...any)
 }
 
 // check says what a notebook's run must show.
@@ -247,6 +250,7 @@ func runNotebook(bctx context.Context, s *server, dir, name string, lim limits, 
 		return nil, fmt.Errorf("notebook %s: cells %v kept an output or a prompt after clearing", name, stale)
 	}
 	start := time.Now()
+	lastLog := start
 	run = &notebookRun{Name: name}
 	cellsNow := func() []cellState {
 		cs, _ := eval[[]cellState](tctx, jsCells)
@@ -272,6 +276,11 @@ func runNotebook(bctx context.Context, s *server, dir, name string, lim limits, 
 			_ = s.interrupt(name)
 			return run, fmt.Errorf("notebook %s: %s still running after %v (the notebook's time limit), %d more cells queued behind it",
 				name, cellAt(cellsNow(), p.Running[0]), lim.Run, len(p.Running)-1)
+		}
+		if lim.Logf != nil && time.Since(lastLog) >= 30*time.Second {
+			lastLog = time.Now()
+			lim.Logf("%s: %v after Run All, %s running, %d cells queued", name, time.Since(start).Round(time.Second),
+				cellAt(cellsNow(), p.Running[0]), len(p.Running)-1)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
