@@ -136,7 +136,7 @@ const (
   nb.save_checkpoint = refuse;
   window.onbeforeunload = null;
   window.__browserTest = {events: []};
-  nb.events.on('kernel_dead.Kernel kernel_restarting.Kernel kernel_autorestarting.Kernel kernel_killed.Kernel kernel_connection_failed.Kernel',
+  nb.events.on('kernel_dead.Kernel kernel_restarting.Kernel kernel_autorestarting.Kernel kernel_killed.Kernel kernel_connection_failed.Kernel kernel_disconnected.Kernel',
     (e) => window.__browserTest.events.push(e.type));
   return true;
 })()`
@@ -148,16 +148,15 @@ const (
           implementation: (k.info_reply && k.info_reply.implementation) || ''};
 })()`
 
-	// jsClearAndRun clears every output and prompt, then runs all cells; it returns the code cells
-	// that still had an output or a prompt after clearing (then it runs nothing).
-	jsClearAndRun = `(() => {
-  const nb = Jupyter.notebook;
-  nb.clear_all_output();
+	// jsClear clears every output and prompt through the menu item Cell > All Output > Clear (a
+	// submenu, clicked from the page); it returns the code cells that still have an output or a
+	// prompt.
+	jsClear = `(() => {
+  document.querySelector('#clear_all_output > a').click();
   const stale = [];
-  nb.get_cells().forEach((c, i) => {
+  Jupyter.notebook.get_cells().forEach((c, i) => {
     if (c.cell_type === 'code' && (c.output_area.outputs.length > 0 || c.input_prompt_number != null)) stale.push(i);
   });
-  if (stale.length === 0) nb.execute_all_cells();
   return stale;
 })()`
 
@@ -242,12 +241,19 @@ func runNotebook(bctx context.Context, s *server, dir, name string, lim limits, 
 		return nil, fmt.Errorf("notebook %s: its kernel is %q (implementation %q), not gonb", name, k.Name, k.Implementation)
 	}
 
-	stale, err := eval[[]int](tctx, jsClearAndRun)
+	stale, err := eval[[]int](tctx, jsClear)
 	if err != nil {
-		return nil, fmt.Errorf("notebook %s: clearing and running: %w", name, err)
+		return nil, fmt.Errorf("notebook %s: clearing the outputs: %w", name, err)
 	}
 	if len(stale) > 0 {
 		return nil, fmt.Errorf("notebook %s: cells %v kept an output or a prompt after clearing", name, stale)
+	}
+	// Run All as a reader does it: the Cell menu, then Run All, with the mouse.
+	cctx, cancelC := context.WithTimeout(tctx, 30*time.Second)
+	err = chromedp.Do(cctx, chromedp.Click(chromedp.CSS("#celllink")), chromedp.Click(chromedp.CSS("#run_all_cells > a")))
+	cancelC()
+	if err != nil {
+		return nil, fmt.Errorf("notebook %s: clicking Cell > Run All: %w", name, err)
 	}
 	start := time.Now()
 	lastLog := start
@@ -261,12 +267,16 @@ func runNotebook(bctx context.Context, s *server, dir, name string, lim limits, 
 		if err != nil {
 			return run, fmt.Errorf("notebook %s: reading the page after %v: %w", name, time.Since(start).Round(time.Second), err)
 		}
+		if !s.Alive() {
+			return run, fmt.Errorf("notebook %s: the jupyter server exited (%v) %v after Run All; its log ends:\n%s",
+				name, s.waitErr, time.Since(start).Round(time.Second), tailOf(s.Log, 1500))
+		}
 		if len(p.Events) > 0 {
 			at := "after the last cell"
 			if len(p.Running) > 0 {
 				at = "while " + cellAt(cellsNow(), p.Running[0]) + " was running"
 			}
-			return run, fmt.Errorf("notebook %s: the kernel died %s, %v after Run All (page events: %s)",
+			return run, fmt.Errorf("notebook %s: the kernel died or lost its connection %s, %v after Run All (page events: %s)",
 				name, at, time.Since(start).Round(time.Second), strings.Join(p.Events, ", "))
 		}
 		if len(p.Running) == 0 {
