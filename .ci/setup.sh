@@ -60,12 +60,12 @@ esac
 if ! command -v jupyter-nbconvert >/dev/null || ! command -v jupyter-notebook >/dev/null; then
   apt_install jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel
 fi
-if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
+if [ -z "${CHROME:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
   . /etc/os-release
   if [ "${ID:-}" = debian ]; then
     apt_install chromium
-  else # Ubuntu's chromium is a snap, which does not run in containers: the browser test skips then.
-    say "no Chromium or Chrome: the notebooks' browser test needs one (Debian package chromium)"
+  else # Ubuntu's chromium is a snap, which does not run in containers.
+    say "no Chromium or Chrome: make test's browser test needs one (install Chrome, or set CHROME to its path)"
   fi
 fi
 
