@@ -1,18 +1,20 @@
 package notebooks
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -389,38 +391,54 @@ func eval[T any](ctx context.Context, js string) (T, error) {
 }
 
 // screenshot captures the first screen of the page (sel "") or the element sel (a CSS selector)
-// scrolled into the middle of the screen. Notebook 6 scrolls its own #site element, not the
-// window, so the element's clip is taken from where it is on the screen.
+// scrolled into the middle of the screen: the screen is captured and the element's box cut out of
+// it.
 func screenshot(ctx context.Context, sel string) ([]byte, error) {
 	js := jsTop
 	if sel != "" {
+		// A tall output sits in a scroll box that can cut the element: the box is opened first, as
+		// a reader does by clicking beside it.
 		js = fmt.Sprintf(`((sel) => { const e = document.querySelector(sel); if (!e) return null;
-  e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();
-  return {x: r.left, y: r.top, width: r.width, height: r.height, scale: 1}; })(%q)`, sel)
+  const box = e.closest('.output_scroll'); if (box) box.classList.remove('output_scroll');
+  e.scrollIntoView({block: 'center'}); return true; })(%q)`, sel)
 	}
-	if _, err := eval[any](ctx, js); err != nil {
+	if _, err := eval[bool](ctx, js); err != nil {
 		return nil, err
 	}
 	if err := chromedp.Do(ctx, chromedp.Sleep(300*time.Millisecond)); err != nil {
 		return nil, err
 	}
-	var clip *page.Viewport
+	type box struct{ X, Y, Width, Height, Ratio float64 }
+	var b box
 	if sel != "" {
-		v, err := eval[*page.Viewport](ctx, strings.Replace(js, "e.scrollIntoView({block: 'center'}); ", "", 1))
+		v, err := eval[*box](ctx, fmt.Sprintf(`((sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+  return {X: r.left, Y: r.top, Width: r.width, Height: r.height, Ratio: window.devicePixelRatio || 1}; })(%q)`, sel))
 		if err != nil || v == nil {
 			return nil, fmt.Errorf("finding %s: %v", sel, err)
 		}
-		const margin = 6
-		v.X, v.Y, v.Width, v.Height = max(v.X-margin, 0), max(v.Y-margin, 0), v.Width+2*margin, v.Height+2*margin
-		clip = v
+		b = *v
 	}
-	return chromedp.Run(ctx, func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
-		r, err := cdp.Call(ctx, t, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, Clip: clip})
-		if err != nil {
-			return nil, err
-		}
-		return r.Data, nil
-	})
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil || sel == "" {
+		return shot, err
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		return nil, fmt.Errorf("decoding the screenshot: %w", err)
+	}
+	const margin = 6
+	px := func(v float64) int { return int(v * b.Ratio) }
+	r := image.Rect(px(b.X-margin), px(b.Y-margin), px(b.X+b.Width+margin), px(b.Y+b.Height+margin)).Intersect(img.Bounds())
+	if r.Empty() {
+		return nil, fmt.Errorf("%s is not on the screen (box %+v)", sel, b)
+	}
+	cut := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
+	draw.Draw(cut, cut.Bounds(), img, r.Min, draw.Src)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, cut); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // cellAt labels cell i of cs, or says only its index when cs does not hold it.
