@@ -4,7 +4,6 @@
 
 SHELL := /bin/bash
 MODE := $(shell bash .ci/mode.sh)
-TAGS := $(if $(filter nogpu,$(MODE)),-tags=nocuda,)
 PORT ?= 8888
 IP ?= 127.0.0.1
 OUT ?= out
@@ -17,8 +16,7 @@ setup:
 
 notebooks: setup
 	@echo "Starting Jupyter in $(MODE) mode on http://$(IP):$(PORT)"
-	@source .ci/env.sh && cd notebooks && GOFLAGS="$(TAGS) $$GOFLAGS" \
-		jupyter notebook --no-browser --ip=$(IP) --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root,)
+	@bash .ci/jupyter.sh --ip=$(IP) --port=$(PORT)
 
 test: setup
 	@bash .ci/test.sh

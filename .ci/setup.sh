@@ -11,7 +11,8 @@
 #      headers beside it, from NVIDIA's cuda-driver-dev-12-x where that repository is configured,
 #      else nvidia-cuda-dev's include folder in /opt/cudalessons/cuda-<version>; or it stops,
 #      naming the package to install.
-#   2. Jupyter from the distribution: notebook, nbconvert, nbclient.
+#   2. Jupyter from the distribution: notebook, nbconvert, nbclient; Chromium (Debian's package
+#      chromium), which the notebooks' browser test drives headless.
 #   3. Go 1.26 or newer (it refuses an older one: go.mod needs it).
 #   4. The GoNB kernel from this module's go.mod (tool github.com/janpfeifer/gonb), goimports and
 #      gopls at pinned versions, and the kernel's registration with Jupyter.
@@ -104,6 +105,14 @@ cuda_env_show | sed 's/^/setup: /' >&2 || { say "CUDA is still incomplete after 
 # 2. Jupyter (Debian's packages install into /usr/bin/python3).
 if ! command -v jupyter-nbconvert >/dev/null || ! command -v jupyter-notebook >/dev/null; then
   apt_install jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel
+fi
+if [ -z "${CHROME:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
+  . /etc/os-release
+  if [ "${ID:-}" = debian ]; then
+    apt_install chromium
+  else # Ubuntu's chromium is a snap, which does not run in containers.
+    say "no Chromium or Chrome: make test's browser test needs one (install Chrome, or set CHROME to its path)"
+  fi
 fi
 
 # 3. Go.

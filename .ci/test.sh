@@ -3,9 +3,13 @@
 #   1. gofmt, and go vet on the default build (this type-checks the cgo GPU path against cuda.h)
 #      and on the nocuda build;
 #   2. go test in the mode's build (with a GPU, the GPU tests run: kernels against references);
-#   3. every notebook executed headless with nbconvert into .scratch/ (never over the committed
-#      ones), failing on any error output or a folder of this machine named in an output (the
-#      committed notebooks are checked for those too).
+#   3. every notebook run as a reader runs it (notebooks/browser_test.go): Jupyter started by
+#      .ci/jupyter.sh as `make notebooks` starts it, each notebook opened in headless Chromium,
+#      outputs cleared, Run All, the page checked, and .ci/check_notebook.py run on the executed
+#      copy in .scratch/browser/ (the notebooks themselves are never saved); then the test's own
+#      fault cases (no server, missing notebook, dead kernel, hung cell, broken cell). The executed
+#      copies fail on any error output or a folder of this machine named in an output, and the
+#      committed notebooks are checked for those too.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,17 +23,9 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' 
 if [ -n "$unformatted" ]; then echo "gofmt needed:"; echo "$unformatted"; exit 1; fi
 go vet ./...
 go vet -tags=nocuda ./...
-go test $tags -count=1 ./...
+KERNELS_BROWSER_TEST=0 go test $tags -count=1 ./...
 /usr/bin/python3 .ci/test_check_notebook.py # the path rule, and the committed notebooks checked by it
 
-mkdir -p .scratch
-export GOFLAGS="$tags ${GOFLAGS:-}"
-for nb in notebooks/*.ipynb; do
-  out=.scratch/$(basename "$nb")
-  echo "test: executing $nb"
-  # The kernel inherits GOFLAGS, so every cell builds in this mode.
-  (cd notebooks && jupyter nbconvert --to notebook --execute --ExecutePreprocessor.timeout=900 \
-      --output "$root/$out" "$(basename "$nb")") > .scratch/nbconvert.log 2>&1 || { tail -40 .scratch/nbconvert.log; exit 1; }
-  /usr/bin/python3 .ci/check_notebook.py "$out"
-done
+echo "test: every notebook in headless Chromium (screenshots and executed copies in .scratch/browser/)"
+KERNELS_BROWSER_TEST=1 go test $tags -count=1 -timeout 75m -v -run 'TestNotebooksInBrowser|TestBrowserFaults' ./notebooks
 echo "test: all passed"
