@@ -51,10 +51,13 @@ func main() {
 // returns the exit status (see the package comment).
 func run(env *lab.Env, paths []string, jsonOut string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, env.Banner())
-	rows, err := grade.Files(env, paths, lessons.All())
+	rows, none, err := grade.Files(env, paths, lessons.All())
 	if err != nil {
 		fmt.Fprintln(stderr, "grade:", err)
 		return 2
+	}
+	for _, f := range none {
+		fmt.Fprintf(stdout, "%s: no exercise cell (a notebook without exercises, or one whose exercise cells were all removed and whose name has no lesson ID)\n", f)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(stderr, "grade: no exercise cell found in", paths)

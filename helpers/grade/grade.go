@@ -94,26 +94,28 @@ func Notebook(env *lab.Env, name string, data []byte, lessons []lab.Lesson) ([]R
 }
 
 // Files grades every notebook at the paths given: a path is a notebook, or a folder whose notebooks
-// (*.ipynb, at any depth, Jupyter's checkpoints left out) are graded in name order. Notebooks with no
-// exercise of the given lessons add no rows.
-func Files(env *lab.Env, paths []string, lessons []lab.Lesson) ([]Row, error) {
+// (*.ipynb, at any depth, Jupyter's checkpoints left out) are graded in name order. It returns the
+// rows, and the notebooks that gave none (no exercise cell, and no lesson ID in their name).
+func Files(env *lab.Env, paths []string, lessons []lab.Lesson) (rows []Row, none []string, err error) {
 	files, err := Notebooks(paths)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var rows []Row
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r, err := Notebook(env, f, data, lessons)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if len(r) == 0 {
+			none = append(none, f)
 		}
 		rows = append(rows, r...)
 	}
-	return rows, nil
+	return rows, none, nil
 }
 
 // Notebooks expands paths (notebooks and folders of notebooks) into notebook files.

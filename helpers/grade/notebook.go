@@ -87,9 +87,10 @@ func atoi(s string) int {
 // Find reads a notebook's JSON and returns its exercise cells, in notebook order, and the problems
 // that kept a cell from being graded: a call whose source is not a raw string literal, or names a
 // variable no cell declares, a lesson or an exercise that does not exist. The lessons of the
-// notebook are those its calls name, those whose packages its cells import, and the one whose ID
-// the notebook's name contains; each of their exercises that no cell calls is a Problem too (the
-// cell is missing, or was changed so that it no longer calls Env.Exercise).
+// notebook are those its calls name and the one whose ID the notebook's name contains (a notebook
+// that only imports a lesson's package, to show its tables, is not doing its exercises); each of
+// their exercises that no cell calls is a Problem too (the cell is missing, or was changed so that
+// it no longer calls Env.Exercise).
 func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem, error) {
 	var nb notebook
 	if err := json.Unmarshal(nbJSON, &nb); err != nil {
@@ -132,13 +133,6 @@ func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem,
 			continue
 		}
 		imports := importsOf(c.file)
-		for _, path := range imports {
-			for _, l := range lessons {
-				if PackagePath(l) == path {
-					involved[l.ID] = true
-				}
-			}
-		}
 		ast.Inspect(c.file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
