@@ -36,3 +36,28 @@ func TestNoGPUModeCompilesButDoesNotRun(t *testing.T) {
 		t.Error("a broken kernel compiled")
 	}
 }
+
+// BuildExercise turns a compile error or a missing kernel into a failed result that says so, not an
+// error; a good source builds.
+func TestBuildExercise(t *testing.T) {
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	env, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	x := Exercise{Number: 1, Kernel: "mine"}
+	good := `extern "C" __global__ void mine(float *x) { x[threadIdx.x] = 1; }`
+	if p, r, err := env.BuildExercise(x, good); err != nil || p == nil || !r.Compiled {
+		t.Errorf("good source: %+v %v", r, err)
+	}
+	p, r, err := env.BuildExercise(x, good+"\nthis is not CUDA\n")
+	if err != nil || p != nil || r.Compiled || r.Passed || !strings.HasPrefix(r.Reason, "It does not compile: ") ||
+		!strings.Contains(r.Log, "this is not CUDA") {
+		t.Errorf("compile error: %+v %v", r, err)
+	}
+	p, r, err = env.BuildExercise(x, `extern "C" __global__ void yours(float *x) {}`)
+	if err != nil || p != nil || r.Passed || !strings.Contains(r.Reason, "defines no kernel mine") {
+		t.Errorf("wrong name: %+v %v", r, err)
+	}
+}
