@@ -54,6 +54,9 @@ func TestCheckCatchesAnUnwrittenElement(t *testing.T) {
 }
 
 func TestRunRecordsEveryStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole lesson's run (sizes up to 256M floats) is left out of -short, which the sanitizers use; TestStepsAreCorrect covers every kernel")
+	}
 	env := labtest.Open(t)
 	run, err := Run(env, true)
 	if err != nil {
