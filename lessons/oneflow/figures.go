@@ -34,7 +34,7 @@ func SectionFigures(run *record.Run, section string) ([]lab.Figure, error) {
 }
 
 func elementwiseFigures(run *record.Run) ([]lab.Figure, error) {
-	labels := []string{"naive", "packed", "packed, misaligned (pack 1)", "PyTorch torch.mul"}
+	labels := []string{"naive", "packed", "packed, misaligned (pack 1)", "PyTorch torch.mul", TorchCompile}
 	var series []charts.Series
 	for _, d := range DTypes {
 		s := charts.Series{Name: string(d)}
@@ -100,7 +100,7 @@ func upsampleFigures(run *record.Run) ([]lab.Figure, error) {
 				labels = append(labels, fmt.Sprintf("%s %s", dir, d))
 			}
 		}
-		for _, v := range []string{"generic", "pack2x", "PyTorch"} {
+		for _, v := range []string{"generic", "pack2x", "PyTorch", TorchCompile} {
 			s := charts.Series{Name: v}
 			for _, d := range DTypes {
 				for _, dir := range []string{Forward, Backward} {
