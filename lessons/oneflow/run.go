@@ -74,7 +74,7 @@ func RunSection(env *lab.Env, section string, quick bool) (*record.Run, error) {
 
 func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 	sweep := SweepSizes(quick)
-	prog := show.NewProgress("lesson 02: elementwise", len(DTypes)*(3+len(sweep)*len(MulSteps))+1)
+	prog := show.NewProgress("lesson 02: elementwise", len(DTypes)*(3+len(sweep)*len(MulSteps))+len(InflightSweep())+1)
 	defer prog.Done()
 	run.Add(env.CopyRecord("mul"))
 	maxN := slices.Max(sweep)
@@ -111,6 +111,11 @@ func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 		prog.Step("misaligned " + string(d))
 
 		// The sweep: one allocation of the largest size, views of it.
+		if d == F16 { // step 3's sweep: what limits the half multiply at 32M
+			if err := measureInflight(env, run, d, prog.Step); err != nil {
+				return err
+			}
+		}
 		big, err := NewMulProblem(env, d, maxN, 3, 0)
 		if err != nil {
 			return err
@@ -182,5 +187,25 @@ func runUpsample(env *lab.Env, run *record.Run) error {
 		run.Add(record.Record{Case: "unavailable", Variant: "PyTorch upsample", Kind: "baseline", Note: err.Error()})
 	}
 	prog.Step("PyTorch")
+	return nil
+}
+
+// measureInflight measures every point of step 3's sweep at the article's 32M elements (case
+// "mul inflight", Size = packs per thread): each checked on a NaN-poisoned output, then timed.
+func measureInflight(env *lab.Env, run *record.Run, d DType, step func(string)) error {
+	p, err := NewMulProblem(env, d, MulN, 5, 0)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	for _, s := range InflightSweep() {
+		rec, err := p.Measure(s, "", s.Name)
+		if err != nil {
+			return err
+		}
+		rec.Case, rec.Size = "mul inflight", int64(s.PacksPerThread)
+		run.Add(rec)
+		step(s.Name)
+	}
 	return nil
 }

@@ -131,7 +131,44 @@ func elementwiseTables(run *record.Run) []show.Table {
 		}
 		out = append(out, show.Records(fmt.Sprintf("z = x*y, %s, n = 32M: every step", d), recs, run.Receipt, "naive"))
 	}
-	return out
+	return append(out, InflightTable(run))
+}
+
+// InflightTable is step 3's sweep at 32M halves: bytes of loads in flight per thread, cache hint
+// and grid rule against time and % of the copy bandwidth, beside step 2 and torch.mul.
+func InflightTable(run *record.Run) show.Table {
+	t := show.Table{Title: "Half z = x*y at 32M: bytes in flight per thread, cache hint and grid (step 3's sweep)",
+		Header: []string{"packs/thread/trip", "loads in flight/thread", "cache hint", "grid rule", "kernel, grid", "median", "% of copy BW", "vs torch.mul", "check"}}
+	tm, tok := find(run, "mul", "PyTorch torch.mul", F16, 0)
+	for _, s := range InflightSweep() {
+		r, ok := find(run, "mul inflight", s.Name, F16, 0)
+		if !ok {
+			continue
+		}
+		hint := "none"
+		if strings.Contains(s.Name, "streaming") {
+			hint = "streaming (.cs)"
+		}
+		vs := "unavailable"
+		if tok && tm.MedianMS > 0 && r.MedianMS > 0 {
+			vs = show.Times(tm.MedianMS / r.MedianMS)
+		}
+		chk := fmt.Sprintf("pass (rel L2 %.1e)", r.RelL2)
+		if !r.Correct {
+			chk = "FAIL"
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(s.PacksPerThread), fmt.Sprintf("%d B", 2*16*s.PacksPerThread), hint, string(s.Grid), r.Note,
+			bench.FormatMS(r.MedianMS), show.Pct(r.PctBW), vs, chk})
+	}
+	if len(t.Rows) == 0 {
+		t.Rows = append(t.Rows, []string{"(not in this run)", "", "", "", "", "", "", "", ""})
+	}
+	p, pok := find(run, "mul", "packed", F16, 0)
+	t.Caption = fmt.Sprintf("Each point checked on a NaN-poisoned output, then timed like every step. Beside it: step 2 (packed) %s = %s of copy, torch.mul %s = %s. "+
+		"Little's law: to run at bandwidth B with latency L a GPU needs B x L bytes in flight (about 3 TB/s x 600 ns = 1.8 MB on an H100, 14 KB per SM); "+
+		"a resident block of 256 threads with one 16-byte pack of x and of y per thread holds 8 KB. Measured: %s",
+		usOf(p, pok), pctOf(p, pok), usOf(tm, tok), pctOf(tm, tok), run.Receipt.String())
+	return t
 }
 
 func atomicsTables(run *record.Run) []show.Table {
@@ -250,16 +287,20 @@ type Target struct {
 func Targets(run *record.Run) []Target {
 	var out []Target
 	for _, d := range DTypes {
-		r, ok := find(run, "mul", "packed", d, 0)
-		out = append(out, Target{Goal: fmt.Sprintf("packed z = x*y %s >= 95%% of copy bandwidth", d), Figure: pctOf(r, ok), Met: ok && r.PctBW >= 95, Known: ok})
+		r, ok := bestPacked(run, d)
+		fig := pctOf(r, ok)
+		if ok {
+			fig += " (" + r.Variant + ")"
+		}
+		out = append(out, Target{Goal: fmt.Sprintf("packed z = x*y %s >= 95%% of copy bandwidth", d), Figure: fig, Met: ok && r.PctBW >= 95, Known: ok})
 		t, tok := find(run, "mul", "PyTorch torch.mul", d, 0)
 		tg := Target{Goal: fmt.Sprintf("packed z = x*y %s no slower than torch.mul", d), Known: ok && tok && t.MedianMS > 0}
 		if tg.Known {
-			tg.Figure = fmt.Sprintf("%s vs %s", bench.FormatMS(r.MedianMS), bench.FormatMS(t.MedianMS))
+			tg.Figure = fmt.Sprintf("%s: %s vs %s", r.Variant, bench.FormatMS(r.MedianMS), bench.FormatMS(t.MedianMS))
 			tg.Met = r.MedianMS <= t.MedianMS
 		}
 		out = append(out, tg)
-		out = append(out, besideCompiled(run, "mul", "packed", d, 0, fmt.Sprintf("(beside the targets) packed z = x*y %s no slower than torch.compile", d)))
+		out = append(out, besideCompiled(run, "mul", r.Variant, d, 0, fmt.Sprintf("(beside the targets) packed z = x*y %s no slower than torch.compile", d)))
 	}
 	h, hok := find(run, "atomics", AtomicSteps[0].Name, "", 0)
 	h2, h2ok := find(run, "atomics", AtomicSteps[1].Name, "", 0)
@@ -289,6 +330,20 @@ func Targets(run *record.Run) []Target {
 		}
 	}
 	return out
+}
+
+// bestPacked is the fastest correct record of the packed steps (MulSteps after the naive one) at
+// the article's size in dtype d.
+func bestPacked(run *record.Run, d DType) (record.Record, bool) {
+	var best record.Record
+	found := false
+	for _, s := range MulSteps[1:] {
+		r, ok := find(run, "mul", s.Name, d, 0)
+		if ok && r.Correct && r.MedianMS > 0 && (!found || r.MedianMS < best.MedianMS) {
+			best, found = r, true
+		}
+	}
+	return best, found
 }
 
 // besideCompiled compares a kernel with torch.compile of the same case; when torch.compile was
