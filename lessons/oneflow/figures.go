@@ -35,7 +35,7 @@ func SectionFigures(run *record.Run, section string) ([]lab.Figure, error) {
 }
 
 func elementwiseFigures(run *record.Run) ([]lab.Figure, error) {
-	labels := []string{"naive", "packed", InflightBest.Name, "packed, misaligned (pack 1)", "PyTorch torch.mul", TorchCompile}
+	labels := []string{"naive", "packed", InflightName, "packed, misaligned (pack 1)", "PyTorch torch.mul", TorchCompile}
 	var series []charts.Series
 	for _, d := range DTypes {
 		s := charts.Series{Name: string(d)}
