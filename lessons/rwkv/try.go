@@ -103,4 +103,3 @@ func found(r record.Record, ok bool) []record.Record {
 	}
 	return []record.Record{r}
 }
-
