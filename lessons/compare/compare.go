@@ -366,15 +366,15 @@ func nonEmpty(ss []charts.Series) []charts.Series {
 	return out
 }
 
-// Show displays the comparison in a notebook: the recorded H100 run, the receipts found under dir
-// (a reader's `make reproduce` output, or a class's folder of them) and the articles, as tables
-// and charts. Without receipts under dir it says how to make them and shows the recorded run
-// beside the articles.
-func Show(dir string) error {
+// Show displays the comparison in a notebook: the recorded H100 run, the receipts found under
+// root/rel (a reader's `make reproduce` output, or a class's folder of them) and the articles, as
+// tables and charts. Messages name rel, never the machine's path. Without receipts there it says
+// how to make them and shows the recorded run beside the articles.
+func Show(root, rel string) error {
 	machines := []Machine{Recorded()}
-	found, err := Load(dir)
+	found, err := Load(filepath.Join(root, rel))
 	if err != nil {
-		show.Note(show.Info, err.Error()+". Shown below: the recorded run beside the articles.")
+		show.Note(show.Info, fmt.Sprintf("No receipts in %s/ yet: `make reproduce` (or `go run ./cmd/reproduce -out %s`) writes them there; a class drops each machine's output folder into one folder and points this cell at it. Shown below: the recorded run beside the articles.", rel, rel))
 	} else {
 		machines = append(machines, found...)
 		var names []string
