@@ -10,7 +10,7 @@ IP ?= 127.0.0.1
 OUT ?= out
 ARGS ?=
 
-.PHONY: setup notebooks test reproduce
+.PHONY: setup notebooks test reproduce grade
 
 setup:
 	@bash .ci/setup.sh
@@ -27,3 +27,11 @@ test: setup
 # report written to $(OUT). For example: make reproduce ARGS="-lessons 01 -quick".
 reproduce: setup
 	@source .ci/env.sh && go run ./cmd/reproduce -out $(OUT) $(ARGS)
+
+# Grade students' notebooks (files or folders of them): make grade NB="class/ bob.ipynb". It runs only
+# the exercises' kernels and checks, never the cells' Go; exit status 1 when an exercise failed or
+# could not be graded (cmd/grade; make then reports its own status 2). Without a GPU it compiles and
+# says what needs a GPU. ARGS="-json grades.json" also writes the rows as JSON.
+grade: setup
+	@test -n "$(NB)" || { echo 'make grade NB="notebook.ipynb or folder ..."'; exit 2; }
+	@source .ci/env.sh && go build $(TAGS) -o .scratch/grade ./cmd/grade && .scratch/grade $(ARGS) $(NB)

@@ -1,9 +1,12 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
@@ -53,6 +56,8 @@ type ExerciseResult struct {
 	Mine, Ref bench.Timing
 	RefName   string
 	Report    record.KernelReport // the compile report of the reader's kernel
+	// Log is the compiler's log with the source lines it names, when the kernel did not compile.
+	Log string
 }
 
 // Speedup is the reference's median time over the reader's, or 0 when either was not timed.
@@ -73,6 +78,36 @@ func (l Lesson) ExerciseByNumber(n int) (Exercise, error) {
 	return Exercise{}, fmt.Errorf("lesson %s has no exercise %d (it has %d)", l.ID, n, len(l.Exercises))
 }
 
+// BuildExercise compiles code for exercise x, the first thing every exercise's check does. When
+// code does not compile, or defines no extern "C" kernel named x.Kernel, it returns a nil Program and
+// a failed result that says so (with the compiler's log); otherwise the Program and a result with
+// Compiled true. An error is a failure of the lab, not of the code.
+func (e *Env) BuildExercise(x Exercise, code string) (*Program, ExerciseResult, error) {
+	var r ExerciseResult
+	src := compile.Source{Name: "my_" + x.Kernel + ".cu", Code: code}
+	res, err := compile.PTX(src, compile.Options{Arch: e.Arch()})
+	var ce *compile.Error
+	switch {
+	case errors.As(err, &ce):
+		first, _, _ := strings.Cut(strings.TrimSpace(ce.Log), "\n")
+		r.Reason = "It does not compile: " + first
+		r.Log = ce.Error()
+		return nil, r, nil
+	case err != nil:
+		return nil, r, err
+	}
+	if _, err := compile.Instructions(res.PTX, x.Kernel); err != nil {
+		r.Reason = fmt.Sprintf("It compiles, but defines no kernel %s: the exercise's kernel must be called %s and declared extern \"C\" __global__.", x.Kernel, x.Kernel)
+		return nil, r, nil
+	}
+	p, err := e.Build(src, x.Kernel)
+	if err != nil {
+		return nil, r, err
+	}
+	r.Compiled = true
+	return p, r, nil
+}
+
 // Exercise shows exercise n of lesson l, checks code with the exercise's own check, and shows the
 // outcome: the compile report, one line per shape checked, and the verdict with the timing.
 func (e *Env) Exercise(l Lesson, n int, code string) error {
@@ -84,6 +119,9 @@ func (e *Env) Exercise(l Lesson, n int, code string) error {
 	r, err := x.Check(e, code)
 	if err != nil {
 		return err
+	}
+	if r.Log != "" {
+		show.Error(errors.New(r.Log))
 	}
 	if r.Report.Kernel != "" {
 		show.Reports("compile report of your kernel", []record.KernelReport{r.Report}).Display()

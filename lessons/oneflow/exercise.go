@@ -1,28 +1,24 @@
 package oneflow
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
+	"github.com/cudalessons/cudalessons/kernels/oneflow/solutions"
 )
 
-// Exercise is one of the lesson's exercises: the reader edits Starter (a correct but slow kernel)
-// and CheckExercise compiles it, checks it against the reference and times it against a baseline.
-type Exercise struct {
-	Number  int
-	Title   string
-	Kernel  string // the extern "C" name the check looks up
-	Task    string
-	Starter string
-}
+// Exercises are the lesson's exercises (Lesson.Exercises). Each starter is a correct but slow
+// kernel; each check compiles the reader's kernel, looks at its PTX for the memory accesses the
+// task asks for (without a GPU), and on a GPU checks it on NaN-poisoned outputs against the
+// float64 reference, sizes with a tail included, and times it against the lesson's baseline step.
+var Exercises = []lab.Exercise{Exercise1, Exercise2}
 
 // Exercise1 asks for the half multiply with packs of 8.
-var Exercise1 = Exercise{Number: 1, Title: "Pack eight halves", Kernel: "mul_mine",
+var Exercise1 = lab.Exercise{Number: 1, Title: "Exercise 1: pack eight halves", Kernel: "mul_mine",
 	Task: "Make mul_mine load and store 16 bytes per thread (8 halves, as a uint4) and multiply with __hmul2; keep a tail for n % 8. " +
 		"The check runs it on n = 32M + 5 with the grid of the packed template (one thread per 8 elements, at most 32 waves), " +
 		"compares with the float64 product and times it against the naive half kernel.",
@@ -35,10 +31,12 @@ extern "C" __global__ void mul_mine(const __half *x, const __half *y, __half *z,
         z[i] = __hmul(x[i], y[i]);
     }
 }
-`}
+`,
+	Solution: func() (string, error) { return solutions.Exercise1, nil },
+	Check:    checkExercise1}
 
 // Exercise2 asks for the upsample backward in half with __half2 loads.
-var Exercise2 = Exercise{Number: 2, Title: "Upsample backward with half2 loads", Kernel: "up2x_bwd_mine",
+var Exercise2 = lab.Exercise{Number: 2, Title: "Exercise 2: upsample backward with half2 loads", Kernel: "up2x_bwd_mine",
 	Task: "Make up2x_bwd_mine read the two output-gradient pairs of each input element as two __half2 loads instead of four scalar ones, " +
 		"sum in float and round once. The check runs it on (2,3,7,9) (odd H and W) and on the article's (16,32,80,80), and times it against the generic kernel.",
 	Starter: `#include <cuda_fp16.h>
@@ -54,106 +52,135 @@ extern "C" __global__ void up2x_bwd_mine(const __half *dy, __half *dx, int n, in
         dx[i] = __float2half_rn(s);
     }
 }
-`}
+`,
+	Solution: func() (string, error) { return solutions.Exercise2, nil },
+	Check:    checkExercise2}
 
-// Exercises are the lesson's exercises.
-var Exercises = []Exercise{Exercise1, Exercise2}
-
-// ExerciseResult is the outcome of a check.
-type ExerciseResult struct {
-	Compiled bool
-	Ran      bool
-	Checks   []string // one line per problem size
-	Correct  bool
-	MS       float64 // the reader's kernel, median
-	BaseMS   float64 // the baseline, median
-	Baseline string
-}
-
-// Speedup is the baseline's time over the reader's.
-func (r ExerciseResult) Speedup() float64 {
-	if r.MS <= 0 {
-		return 0
+// buildExercise compiles the reader's code and reads its global loads and stores from the PTX. A
+// nil kernel program means the result already says why the exercise failed.
+func buildExercise(env *lab.Env, x lab.Exercise, code string) (*lab.Program, accesses, lab.ExerciseResult, error) {
+	prog, r, err := env.BuildExercise(x, code)
+	if prog == nil {
+		return nil, accesses{}, r, err
 	}
-	return r.BaseMS / r.MS
-}
-
-// CheckExercise compiles code for the exercise and, in the GPU mode, checks and times it. A
-// compile error or a wrong answer comes back as an error; in the no-GPU mode a successful compile
-// returns a result with Ran false.
-func CheckExercise(env *lab.Env, ex Exercise, code string) (ExerciseResult, error) {
-	var res ExerciseResult
-	src := compile.Source{Name: fmt.Sprintf("exercise%d.cu", ex.Number), Code: code}
-	prog, err := env.Build(src, ex.Kernel)
+	r.Report = prog.Report(x.Kernel, Block, 0)
+	ins, err := compile.Instructions(prog.Compiled.PTX, x.Kernel)
 	if err != nil {
-		return res, err
+		return nil, accesses{}, r, err
 	}
-	res.Compiled = true
+	var a accesses
+	for _, in := range ins {
+		switch {
+		case in.Is("ld.global"):
+			a.loads = append(a.loads, in.Bytes)
+		case in.Is("st.global"):
+			a.stores = append(a.stores, in.Bytes)
+		}
+	}
+	if len(a.stores) == 0 {
+		r.Reason = fmt.Sprintf("Not yet: %s stores nothing to global memory (no st.global in its PTX), so its output is never written.", x.Kernel)
+		return nil, a, r, nil
+	}
+	return prog, a, r, nil
+}
+
+// accesses are the bytes per thread of a kernel's global loads and stores, from its PTX.
+type accesses struct{ loads, stores []int }
+
+func widest(bytes []int) int {
+	w := 0
+	for _, b := range bytes {
+		w = max(w, b)
+	}
+	return w
+}
+
+func count(bytes []int, n int) int {
+	c := 0
+	for _, b := range bytes {
+		if b == n {
+			c++
+		}
+	}
+	return c
+}
+
+// notRun is the no-GPU mode's verdict on a kernel that compiled and does what the task asks in its PTX.
+func notRun(env *lab.Env, x lab.Exercise, prog *lab.Program, r lab.ExerciseResult, what string) lab.ExerciseResult {
+	r.Passed = true
+	r.Reason = fmt.Sprintf("%s compiled with NVRTC for %s and %s. Running, checking and timing it needs a GPU (%s).",
+		x.Kernel, prog.Compiled.Arch, what, env.Mode)
+	return r
+}
+
+// checkExercise1 wants 16-byte loads and stores in the PTX, then (GPU) checks n = 1, 13, 1001 and
+// 32M + 5 with the packed template's grid and times the largest against step 1.
+func checkExercise1(env *lab.Env, code string) (lab.ExerciseResult, error) {
+	x := lab.Exercise{Number: 1, Kernel: "mul_mine"} // Exercise1's name (Exercise1 refers to this function)
+	prog, a, r, err := buildExercise(env, x, code)
+	if prog == nil {
+		return r, err
+	}
+	if widest(a.loads) < 16 || widest(a.stores) < 16 {
+		r.Reason = fmt.Sprintf("Not yet: %s's widest global load moves %d bytes and its widest store %d bytes per thread (from its PTX); "+
+			"the exercise is 16 bytes each (a uint4: 8 halves).", x.Kernel, widest(a.loads), widest(a.stores))
+		return r, nil
+	}
 	if !env.GPU() {
-		return res, nil
+		return notRun(env, x, prog, r, "loads and stores 16 bytes per thread"), nil
 	}
-	k, err := prog.Kernel(ex.Kernel)
+	k, err := prog.Kernel(x.Kernel)
 	if err != nil {
-		return res, err
+		return r, err
 	}
-	res.Ran = true
-	switch ex.Number {
-	case 1:
-		return checkExercise1(env, k, res)
-	case 2:
-		return checkExercise2(env, k, res)
-	}
-	return res, fmt.Errorf("no exercise %d", ex.Number)
-}
-
-func checkExercise1(env *lab.Env, k *gpu.Kernel, res ExerciseResult) (ExerciseResult, error) {
+	r.Ran = true
 	for _, n := range []int{1, 13, 1001, MulN + 5} {
-		err := func() error {
+		ok, err := func() (bool, error) {
 			p, err := NewMulProblem(env, F16, n, uint64(40+n%97), 0)
 			if err != nil {
-				return err
+				return false, err
 			}
 			defer p.Free()
 			cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, gpu.CeilDiv(n, 8))), Block: gpu.D1(Block)}
 			run := func() error { return k.Launch(cfg, p.X, p.Y, p.Z, int64(n)) }
 			c, err := p.checkRun(run)
 			if err != nil {
-				return err
+				r.Reason = fmt.Sprintf("Your kernel failed to run on n = %d: %v", n, err)
+				return false, nil
 			}
-			res.Checks = append(res.Checks, fmt.Sprintf("n = %d: %s", n, c))
+			r.Checks = append(r.Checks, fmt.Sprintf("n = %d: %s", n, c))
 			if !c.OK {
-				return fmt.Errorf("exercise 1, n = %d: %w", n, c.Err())
+				r.Reason = fmt.Sprintf("Not yet: on n = %d, %v", n, c.Err())
+				return false, nil
 			}
 			if n != MulN+5 {
-				return nil
+				return true, nil
 			}
 			base, _, _, err := p.Launcher(MulSteps[0], "")
 			if err != nil {
-				return err
+				return false, err
 			}
-			res.Baseline = "naive half kernel (step 1)"
-			res.MS, res.BaseMS, err = timeAgainst(env, run, base)
-			return err
+			r.RefName = "the naive half kernel (step 1)"
+			r.Mine, r.Ref, err = timeAgainst(env, run, base)
+			return err == nil, err
 		}()
-		if err != nil {
-			return res, err
+		if !ok {
+			return r, err
 		}
 	}
-	res.Correct = true
-	return res, nil
+	r.Passed = true
+	r.Reason = "Correct on every size checked, tails included."
+	return r, nil
 }
 
 // timeAgainst times the reader's kernel and the baseline by the bench's method, in the same run.
-func timeAgainst(env *lab.Env, mine, base func() error) (mineMS, baseMS float64, err error) {
+func timeAgainst(env *lab.Env, mine, base func() error) (bench.Timing, bench.Timing, error) {
 	t, err := env.Bench.Time(mine)
 	if err != nil {
-		return 0, 0, err
+		return t, bench.Timing{}, err
 	}
 	tb, err := env.Bench.Time(base)
-	if err != nil {
-		return 0, 0, err
-	}
-	return t.Median, tb.Median, nil
+	return t, tb, err
 }
 
 // checkRun runs a launch function once on a poisoned output and compares with the reference.
@@ -171,72 +198,70 @@ func (p *MulProblem) checkRun(run func() error) (check.Result, error) {
 	return compareMul(got, p.x, p.y, MulTolerance(p.DType)), nil
 }
 
-func checkExercise2(env *lab.Env, k *gpu.Kernel, res ExerciseResult) (ExerciseResult, error) {
+// checkExercise2 wants no 2-byte global loads in the PTX (dy read as __half2), then (GPU) checks
+// (2,3,7,9), (1,1,1,1) and the article's shape and times the last against the generic kernel.
+func checkExercise2(env *lab.Env, code string) (lab.ExerciseResult, error) {
+	x := lab.Exercise{Number: 2, Kernel: "up2x_bwd_mine"} // Exercise2's name
+	prog, a, r, err := buildExercise(env, x, code)
+	if prog == nil {
+		return r, err
+	}
+	if n := count(a.loads, 2); n > 0 || widest(a.loads) < 4 {
+		r.Reason = fmt.Sprintf("Not yet: %s still reads 2 bytes at a time (%d of its %d global loads move 2 bytes, from its PTX); "+
+			"the exercise is two __half2 loads (4 bytes each) per input element.", x.Kernel, n, len(a.loads))
+		return r, nil
+	}
+	if !env.GPU() {
+		return notRun(env, x, prog, r, "reads dy 4 bytes at a time"), nil
+	}
+	k, err := prog.Kernel(x.Kernel)
+	if err != nil {
+		return r, err
+	}
+	r.Ran = true
 	for _, shape := range [][4]int{{2, 3, 7, 9}, {1, 1, 1, 1}, ArticleShape} {
-		err := func() error {
+		ok, err := func() (bool, error) {
 			p, err := NewUpProblem(env, F16, shape, 77, 0)
 			if err != nil {
-				return err
+				return false, err
 			}
 			defer p.Free()
 			in := shape[0] * shape[1] * shape[2] * shape[3]
 			cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, in)), Block: gpu.D1(Block)}
 			run := func() error { return k.Launch(cfg, p.DY, p.DX, int32(in), int32(shape[2]), int32(shape[3])) }
 			if err := p.DX.Poison(); err != nil {
-				return err
+				return false, err
 			}
 			if err := run(); err != nil {
-				return err
+				r.Reason = fmt.Sprintf("Your kernel failed to run on %s: %v", fmtShape(shape), err)
+				return false, nil
 			}
 			got, err := p.DX.Read()
 			if err != nil {
-				return err
+				return false, err
 			}
 			c := check.Compare(got, UpBackwardReference(p.dy, shape), UpTolerance(F16, Backward))
-			res.Checks = append(res.Checks, fmt.Sprintf("%s: %s", fmtShape(shape), c))
+			r.Checks = append(r.Checks, fmt.Sprintf("%s: %s", fmtShape(shape), c))
 			if !c.OK {
-				return fmt.Errorf("exercise 2, %s: %w", fmtShape(shape), c.Err())
+				r.Reason = fmt.Sprintf("Not yet: on %s, %v", fmtShape(shape), c.Err())
+				return false, nil
 			}
 			if shape != ArticleShape {
-				return nil
+				return true, nil
 			}
 			base, _, _, err := p.Launcher(UpSteps[0], Backward, "")
 			if err != nil {
-				return err
+				return false, err
 			}
-			res.Baseline = "generic backward kernel (step 1)"
-			res.MS, res.BaseMS, err = timeAgainst(env, run, base)
-			return err
+			r.RefName = "the generic backward kernel (step 1)"
+			r.Mine, r.Ref, err = timeAgainst(env, run, base)
+			return err == nil, err
 		}()
-		if err != nil {
-			return res, err
+		if !ok {
+			return r, err
 		}
 	}
-	res.Correct = true
-	return res, nil
-}
-
-// ShowExercise runs CheckExercise and displays the outcome as notes. It returns an error only
-// when something other than the reader's kernel failed; a compile error or a wrong answer is shown
-// and returned too, since the reader must fix it.
-func ShowExercise(env *lab.Env, ex Exercise, code string) error {
-	res, err := CheckExercise(env, ex, code)
-	var ce *compile.Error
-	switch {
-	case errors.As(err, &ce):
-		return show.Error(err)
-	case err != nil:
-		for _, l := range res.Checks {
-			show.Note(show.Info, l)
-		}
-		return show.Error(err)
-	case !res.Ran:
-		show.Note(show.Info, fmt.Sprintf("Exercise %d compiled with NVRTC for %s. Running, checking and timing it needs a GPU (%s).", ex.Number, env.Arch(), env.Mode))
-		return nil
-	}
-	for _, l := range res.Checks {
-		show.Note(show.Success, l)
-	}
-	show.Note(show.Info, fmt.Sprintf("Exercise %d: your kernel %.1f µs, the %s %.1f µs: %s.", ex.Number, res.MS*1e3, res.Baseline, res.BaseMS*1e3, show.Times(res.Speedup())))
-	return nil
+	r.Passed = true
+	r.Reason = "Correct on every shape checked, odd H and W included."
+	return r, nil
 }

@@ -143,22 +143,28 @@ func TestUpsampleKernels(t *testing.T) {
 	}
 }
 
-// The starters and the solutions pass their exercises; a wrong kernel does not.
+// The solutions pass their exercises on the GPU and are timed against the baselines; the untouched
+// starters (correct but slow) and a kernel that skips the last element fail.
 func TestExercises(t *testing.T) {
 	env := labtest.Open(t)
-	for _, c := range []struct {
-		ex   Exercise
-		code string
-	}{{Exercise1, Exercise1.Starter}, {Exercise1, solutions.Exercise1}, {Exercise2, Exercise2.Starter}, {Exercise2, solutions.Exercise2}} {
-		res, err := CheckExercise(env, c.ex, c.code)
-		if err != nil || !res.Correct || res.MS <= 0 || res.BaseMS <= 0 {
-			t.Errorf("exercise %d: %+v %v", c.ex.Number, res, err)
+	for _, ex := range Lesson.Exercises {
+		sol, err := ex.Solution()
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("exercise %d: %.1f µs vs %.1f µs", c.ex.Number, res.MS*1e3, res.BaseMS*1e3)
+		res, err := ex.Check(env, sol)
+		if err != nil || !res.Passed || !res.Ran || res.Speedup() <= 0 {
+			t.Errorf("exercise %d, solution: %+v %v", ex.Number, res, err)
+		}
+		t.Logf("exercise %d: yours %s, %s %s", ex.Number, res.Mine, res.RefName, res.Ref)
+		res, err = ex.Check(env, ex.Starter)
+		if err != nil || res.Passed {
+			t.Errorf("exercise %d, starter: %+v %v", ex.Number, res, err)
+		}
 	}
 	wrong := strings.Replace(solutions.Exercise1, "if (t < n) z[t]", "if (t < n - 1) z[t]", 1)
-	if _, err := CheckExercise(env, Exercise1, wrong); err == nil {
-		t.Error("a kernel that skips the last element passed exercise 1")
+	if res, err := Exercise1.Check(env, wrong); err != nil || res.Passed || !res.Ran {
+		t.Errorf("a kernel that skips the last element: %+v %v", res, err)
 	}
 }
 

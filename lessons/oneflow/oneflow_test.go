@@ -9,6 +9,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/half"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/kernels/oneflow/solutions"
 )
@@ -140,7 +141,7 @@ func TestUpsampleReferences(t *testing.T) {
 func TestExercisesCompile(t *testing.T) {
 	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
 	for _, c := range []struct {
-		ex   Exercise
+		ex   lab.Exercise
 		code string
 	}{{Exercise1, Exercise1.Starter}, {Exercise1, solutions.Exercise1}, {Exercise2, Exercise2.Starter}, {Exercise2, solutions.Exercise2}} {
 		for _, arch := range []string{"compute_80", "compute_90"} {

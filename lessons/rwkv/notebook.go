@@ -351,30 +351,6 @@ func ShowTargets(env *lab.Env) error {
 	return nil
 }
 
-// ShowExercise displays an exercise's task.
-func ShowExercise(i int) error {
-	if i < 1 || i > len(Exercises) {
-		return fmt.Errorf("rwkv: exercises are numbered 1 to %d", len(Exercises))
-	}
-	e := Exercises[i-1]
-	show.Markdown("**" + e.Title + ".** " + e.Task)
-	return nil
-}
-
-// Check checks the reader's kernel for exercise i (1-based) and shows the outcome.
-func Check(env *lab.Env, i int, code string) error {
-	if i < 1 || i > len(Exercises) {
-		return fmt.Errorf("rwkv: exercises are numbered 1 to %d", len(Exercises))
-	}
-	r, err := CheckExercise(env, Exercises[i-1], code)
-	if err != nil {
-		return err
-	}
-	show.Reports("compile report of your kernel", []record.KernelReport{r.Report}).Display()
-	r.Show()
-	return nil
-}
-
 // Autograd runs the original's training-style loss (r*r - tanh(r)).sum() through the RWKV op as an
 // autograd Function (backward_autograd.go). The CPU float64 op is checked against finite differences
 // in either mode, and the op's dispatch is shown on shapes the fast steps refuse. In the GPU mode the

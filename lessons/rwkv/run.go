@@ -15,7 +15,7 @@ import (
 
 // Lesson is lesson 01 for the reproduce command.
 var Lesson = lab.Lesson{ID: ID, Title: "The RWKV time-mix kernel: from naive to register tiles and tensor cores",
-	Run: Run, Tables: Tables, Figures: Figures}
+	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises}
 
 // Torch is the variant name of the PyTorch baseline in the records.
 const Torch = "PyTorch"

@@ -4,6 +4,7 @@ package rwkv
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -94,29 +95,39 @@ func TestForwardTimesLogged(t *testing.T) {
 	}
 }
 
-// The exercises' solutions pass their own checks, and a wrong kernel fails them.
+// The exercises' solutions pass their own checks on the GPU and are timed against v0; the untouched
+// starters and a kernel that is wrong on the last output fail.
 func TestExerciseSolutions(t *testing.T) {
 	env := labtest.Open(t)
-	for _, e := range Exercises {
-		sol, err := e.SolutionSource()
+	for _, e := range Lesson.Exercises {
+		sol, err := e.Solution()
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := CheckExercise(env, e, sol)
+		r, err := e.Check(env, sol)
 		if err != nil {
 			t.Fatalf("%s: %v", e.Title, err)
 		}
-		if !r.OK {
-			t.Errorf("%s: the solution fails: %s", e.Title, r.Message)
+		if !r.Passed || !r.Ran || r.Speedup() <= 0 {
+			t.Errorf("%s: the solution fails: %+v", e.Title, r)
 		}
-		t.Log(r.Message)
-		bad, err := CheckExercise(env, e, e.Starter)
+		t.Logf("%s: %s yours %s, %s %s", e.Title, r.Reason, r.Mine, r.RefName, r.Ref)
+		bad, err := e.Check(env, e.Starter)
 		if err != nil {
 			t.Fatalf("%s starter: %v", e.Title, err)
 		}
-		if bad.OK {
+		if bad.Passed {
 			t.Errorf("%s: the unfinished starter must fail", e.Title)
 		}
+		t.Logf("%s, starter: %s", e.Title, bad.Reason)
+	}
+	sol, err := Exercises[0].Solution()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := strings.Replace(sol, "out[row * T + t] = s;", "if (t < T - 1) out[row * T + t] = s;", 1)
+	if r, err := Exercises[0].Check(env, wrong); err != nil || r.Passed || !r.Ran {
+		t.Errorf("exercise 1 leaving the last output unwritten: %+v %v", r, err)
 	}
 }
 

@@ -115,8 +115,10 @@ func TestStepByName(t *testing.T) {
 	}
 }
 
-// In the no-GPU mode the exercises compile (starter and solution) and say they need a GPU.
-func TestExercisesCompileWithoutGPU(t *testing.T) {
+// In the no-GPU mode the exercises' solutions compile and say they need a GPU, and every untouched
+// starter already fails from its PTX: exercise 1's declares no shared memory, exercise 2's stores
+// nothing. The typical mistakes that the PTX shows fail too.
+func TestExercisesWithoutGPU(t *testing.T) {
 	env, err := lab.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -125,25 +127,39 @@ func TestExercisesCompileWithoutGPU(t *testing.T) {
 	if env.GPU() {
 		t.Skip("GPU mode: the GPU test checks the exercises")
 	}
+	if len(Lesson.Exercises) != len(Exercises) {
+		t.Fatalf("the lesson lists %d exercises, the package %d", len(Lesson.Exercises), len(Exercises))
+	}
 	for _, e := range Exercises {
-		sol, err := e.SolutionSource()
+		sol, err := e.Solution()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, code := range []string{e.Starter, sol} {
-			r, err := CheckExercise(env, e, code)
-			if err != nil {
-				t.Fatalf("%s: %v", e.Title, err)
-			}
-			// A starter without shared memory is refused already from its PTX (exercise 1).
-			refused := code == e.Starter && e.NeedsShared && strings.Contains(r.Message, "declares no __shared__")
-			if !r.Compiled || r.OK || !(refused || strings.Contains(r.Message, "needs a GPU")) {
-				t.Errorf("%s: %+v", e.Title, r)
-			}
+		r, err := e.Check(env, sol)
+		if err != nil || !r.Compiled || !r.Passed || r.Ran || !strings.Contains(r.Reason, "needs a GPU") {
+			t.Errorf("%s, solution: %+v %v", e.Title, r, err)
 		}
-		if _, err := CheckExercise(env, e, `extern "C" __global__ void wrong_name() {}`); err == nil {
-			t.Errorf("%s: a kernel with the wrong name must be refused", e.Title)
+		r, err = e.Check(env, e.Starter)
+		if err != nil || !r.Compiled || r.Passed || !strings.HasPrefix(r.Reason, "Not yet:") {
+			t.Errorf("%s, starter: %+v %v", e.Title, r, err)
 		}
+		t.Logf("%s, starter: %s", e.Title, r.Reason)
+		r, err = e.Check(env, `extern "C" __global__ void wrong_name() {}`)
+		if err != nil || r.Passed || !strings.Contains(r.Reason, "defines no kernel "+e.Kernel) {
+			t.Errorf("%s: a kernel with the wrong name: %+v %v", e.Title, r, err)
+		}
+		r, err = e.Check(env, sol+"\nthis is not CUDA\n")
+		if err != nil || r.Passed || r.Compiled || !strings.HasPrefix(r.Reason, "It does not compile") || r.Log == "" {
+			t.Errorf("%s: a compile error: %+v %v", e.Title, r, err)
+		}
+	}
+	sol, err := Exercises[0].Solution()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSync := strings.Replace(sol, "__syncthreads();", "", 1)
+	if r, err := Exercises[0].Check(env, noSync); err != nil || r.Passed || !strings.Contains(r.Reason, "never waits") {
+		t.Errorf("exercise 1 without __syncthreads: %+v %v", r, err)
 	}
 }
 

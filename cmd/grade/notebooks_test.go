@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/grade"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/lessons"
+)
+
+// committed returns the committed notebook of every lesson that has exercises.
+func committed(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, l := range lessons.All() {
+		if len(l.Exercises) == 0 {
+			continue
+		}
+		p := filepath.Join("..", "..", "notebooks", l.ID+".ipynb")
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("lesson %s has %d exercises but no notebook %s", l.ID, len(l.Exercises), p)
+			continue
+		}
+		paths = append(paths, p)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no lesson has exercises")
+	}
+	return paths
+}
+
+// exercises counts the exercises of the lessons of the notebooks.
+func exercises(paths []string) int {
+	n := 0
+	for _, p := range paths {
+		for _, l := range lessons.All() {
+			if strings.Contains(filepath.Base(p), l.ID) {
+				n += len(l.Exercises)
+			}
+		}
+	}
+	return n
+}
+
+// solved writes a copy of a committed notebook into dir with every exercise cell's raw string
+// replaced by the exercise's solution, the way a student who solved them would hand it in.
+func solved(t *testing.T, path, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, problems, err := grade.Find(path, data, lessons.All())
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("%s: %v %+v", path, err, problems)
+	}
+	var nb map[string]any
+	if err := json.Unmarshal(data, &nb); err != nil {
+		t.Fatal(err)
+	}
+	cells := nb["cells"].([]any)
+	for _, f := range found {
+		x, err := f.Lesson.ExerciseByNumber(f.Number)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol, err := x.Solution()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cell := cells[f.Cell-1].(map[string]any)
+		var src string
+		switch s := cell["source"].(type) {
+		case string:
+			src = s
+		case []any:
+			for _, l := range s {
+				src += l.(string)
+			}
+		}
+		old := "`" + f.Code + "`"
+		if strings.Count(src, old) != 1 {
+			t.Fatalf("%s, cell %d: the exercise's raw string is not found once", path, f.Cell)
+		}
+		src = strings.Replace(src, old, "`"+sol+"`", 1)
+		cell["source"] = strings.SplitAfter(src, "\n")
+	}
+	out, err := json.MarshalIndent(nb, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "solved_"+filepath.Base(path))
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// gradeAll runs the command's own code path on paths and returns its exit status, its output and
+// the rows it wrote as JSON.
+func gradeAll(t *testing.T, env *lab.Env, paths ...string) (int, string, []grade.Row) {
+	t.Helper()
+	js := filepath.Join(t.TempDir(), "grades.json")
+	var stdout, stderr bytes.Buffer
+	code := run(env, paths, js, &stdout, &stderr)
+	var rows []grade.Row
+	if b, err := os.ReadFile(js); err == nil {
+		if err := json.Unmarshal(b, &rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code, stdout.String() + stderr.String(), rows
+}
+
+// Every committed notebook's exercise cell holds the exercise's starter, and every exercise of its
+// lesson has a cell (no row of the untouched notebook is "not graded").
+func TestCommittedCellsHoldTheStarters(t *testing.T) {
+	for _, p := range committed(t) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, problems, err := grade.Find(p, data, lessons.All())
+		if err != nil || len(problems) > 0 {
+			t.Errorf("%s: %v %+v", p, err, problems)
+		}
+		for _, f := range found {
+			x, _ := f.Lesson.ExerciseByNumber(f.Number)
+			if strings.TrimSpace(f.Code) != strings.TrimSpace(x.Starter) {
+				t.Errorf("%s, cell %d: the cell's source is not %s's starter", p, f.Cell, x.Title)
+			}
+		}
+		for _, l := range lessons.All() {
+			if !strings.Contains(p, l.ID) {
+				continue
+			}
+			if len(found) != len(l.Exercises) {
+				t.Errorf("%s: %d exercise cells for %d exercises", p, len(found), len(l.Exercises))
+			}
+		}
+	}
+}
