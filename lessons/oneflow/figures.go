@@ -80,6 +80,11 @@ func elementwiseFigures(run *record.Run) ([]lab.Figure, error) {
 		}
 	}
 	var figs = []lab.Figure{{Name: "02_mul_bandwidth", Plot: bars}, {Name: "02_mul_sweep", Plot: sweep}}
+	if f, ok, err := bytesFigure(run); err != nil {
+		return nil, err
+	} else if ok {
+		figs = append(figs, f)
+	}
 	if f, ok, err := inflightFigure(run); err != nil {
 		return nil, err
 	} else if ok {
@@ -158,4 +163,32 @@ func inflightFigure(run *record.Run) (lab.Figure, bool, error) {
 		return lab.Figure{}, false, err
 	}
 	return lab.Figure{Name: "02_mul_inflight", Plot: p}, true, nil
+}
+
+// bytesFigure is the size sweep against bytes moved: % of copy bandwidth of the packed step and
+// torch.mul in both dtypes; equal bytes, equal share.
+func bytesFigure(run *record.Run) (lab.Figure, bool, error) {
+	var lines []charts.Line
+	for _, v := range []string{"packed", "PyTorch torch.mul"} {
+		for _, d := range DTypes {
+			l := charts.Line{Name: fmt.Sprintf("%s %s", v, d)}
+			for _, r := range run.Select("mul sweep") {
+				if r.Variant == v && r.DType == string(d) && r.MedianMS > 0 {
+					l.X = append(l.X, float64(3*int64(d.Size())*r.Size)/1e6)
+					l.Y = append(l.Y, r.PctBW)
+				}
+			}
+			if len(l.X) > 0 {
+				lines = append(lines, l)
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return lab.Figure{}, false, nil
+	}
+	p, err := charts.Lines("z = x*y: share of the copy bandwidth against bytes moved", "MB moved (read + written)", "% of copy bandwidth", lines, true, false)
+	if err != nil {
+		return lab.Figure{}, false, err
+	}
+	return lab.Figure{Name: "02_mul_bytes", Plot: p}, true, nil
 }
