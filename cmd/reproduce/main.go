@@ -6,6 +6,9 @@
 //	go run ./cmd/reproduce -lessons 00,01 -quick
 //	go run -tags nocuda ./cmd/reproduce -from results -out results   # tables, figures and report
 //	                                                                # again from saved runs, no GPU
+//	go run -tags nocuda ./cmd/reproduce -compare class -out cmp      # every GPU's receipts under
+//	                                                                # class/ beside results/ and the
+//	                                                                # articles, no GPU needed
 //
 // Copy the output folder's JSON, report and figures into results/ to update what the no-GPU mode
 // shows. Without a GPU (the nocuda build) it says so and exits with status 2.
@@ -25,6 +28,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/lessons"
+	"github.com/cudalessons/cudalessons/lessons/compare"
 )
 
 func main() {
@@ -33,11 +37,15 @@ func main() {
 	quick := flag.Bool("quick", false, "fewer repetitions and sweep points")
 	refresh := flag.Bool("refresh-bandwidth", false, "measure the copy bandwidth again instead of using the cached figure")
 	from := flag.String("from", "", "rebuild the tables, figures and report from the runs saved in this folder instead of measuring")
+	cmp := flag.String("compare", "", "set the receipts under this folder (one subfolder per machine, or one machine's output) beside the recorded results and the articles; writes compare.md and its figures to -out")
 	flag.Parse()
 	var err error
-	if *from != "" {
+	switch {
+	case *cmp != "":
+		err = compareRuns(*cmp, *out)
+	case *from != "":
 		err = rebuild(*from, *out, *pick)
-	} else {
+	default:
 		err = run(*out, *pick, *quick, *refresh)
 	}
 	if err != nil {
@@ -70,6 +78,7 @@ func run(out, pick string, quick, refresh bool) error {
 	var report strings.Builder
 	fmt.Fprintf(&report, "# Reproduced results\n\n%s\n\n", env.Receipt)
 	var failed []string
+	runs := compare.Machine{Label: "this run: " + env.Receipt.Device.Name, Runs: map[string]*record.Run{}}
 	for _, l := range todo {
 		start := time.Now()
 		fmt.Printf("\n=== %s: %s\n", l.ID, l.Title)
@@ -83,7 +92,14 @@ func run(out, pick string, quick, refresh bool) error {
 		if err := write(out, l, r, &report); err != nil {
 			return err
 		}
+		runs.Runs[l.ID] = r
 		fmt.Printf("(%s in %.0f s)\n", l.ID, time.Since(start).Seconds())
+	}
+	if len(runs.Runs) > 0 { // this GPU beside the recorded run and the articles
+		report.WriteString("## This GPU beside the recorded run and the articles\n\n")
+		for _, t := range compare.Tables([]compare.Machine{runs, compare.Recorded()}) {
+			report.WriteString(t.Markdown() + "\n")
+		}
 	}
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(report.String()), 0o644); err != nil {
 		return err
@@ -142,5 +158,23 @@ func write(out string, l lab.Lesson, r *record.Run, report *strings.Builder) err
 		}
 		fmt.Fprintf(report, "![%s](%s.svg)\n\n", f.Plot.Title.Text, f.Name)
 	}
+	return nil
+}
+
+// compareRuns sets the receipts under dir beside the recorded results and the articles: the
+// tables on stdout, compare.md and the figures in out. It needs no GPU.
+func compareRuns(dir, out string) error {
+	found, err := compare.Load(dir)
+	if err != nil {
+		return err
+	}
+	machines := append([]compare.Machine{compare.Recorded()}, found...)
+	for _, t := range compare.Tables(machines) {
+		fmt.Println(t.Text())
+	}
+	if err := compare.Write(machines, out); err != nil {
+		return err
+	}
+	fmt.Printf("%d machine(s) beside the recorded run; wrote %s\n", len(found), filepath.Join(out, "compare.md"))
 	return nil
 }

@@ -23,6 +23,12 @@ type Lesson struct {
 	Figures func(run *record.Run) ([]Figure, error)
 	// Exercises are the lesson's exercises, numbered from 1 (exercise.go).
 	Exercises []Exercise
+	// Compare are the cases worth setting side by side across GPUs (the reproduce command's
+	// -compare, notebook 00): the lesson's main table, not its sweeps.
+	Compare []string
+	// Article is the article's own table as records (Device names the article's GPU; the times,
+	// and its % where it gives one), for the comparison; nil when the lesson has no article.
+	Article func() []record.Record
 }
 
 // Figure is a named chart; the name is its file name without extension.

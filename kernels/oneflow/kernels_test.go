@@ -14,6 +14,7 @@ func TestEveryFileCompiles(t *testing.T) {
 	want := map[string][]string{
 		"1_naive.cu":              {"mul_naive_f32", "mul_naive_f16"},
 		"2_packed.cu":             {"mul_packed_f32", "mul_packed_f16", "mul_pack1_f32", "mul_pack1_f16"},
+		"3_inflight.cu":           {"mul_inflight_f32", "mul_inflight_f16", "mul_inflight_pack1_f32", "mul_inflight_pack1_f16"},
 		"a_1_half_atomic.cu":      {"dot_half_atomic"},
 		"a_2_half2_atomic.cu":     {"dot_half2_atomic"},
 		"a_3_fast_specialized.cu": {"dot_fast_atomic"},
@@ -42,6 +43,18 @@ func TestEveryFileCompiles(t *testing.T) {
 				if !strings.Contains(res.PTX, ".entry "+k+"(") {
 					t.Errorf("%s (%s): no kernel %s in the PTX", f, arch, k)
 				}
+			}
+		}
+	}
+	// Step 3 compiles for every packs-per-thread and cache hint the lesson's sweep measures.
+	for _, ppt := range []string{"1", "2", "4"} {
+		for _, hint := range []string{"0", "1"} {
+			src, err := Source("3_inflight.cu")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: []string{"PPT=" + ppt, "HINT=" + hint}}); err != nil {
+				t.Errorf("3_inflight.cu with PPT=%s HINT=%s: %v", ppt, hint, err)
 			}
 		}
 	}

@@ -23,7 +23,11 @@ for c in ARGS.get("mul") or []:
     x = torch.rand(c["n"], device="cuda", dtype=dt[c["dtype"]])
     y = torch.rand(c["n"], device="cuda", dtype=dt[c["dtype"]])
     z = torch.empty_like(x)
-    res["mul"].append(bench(lambda: torch.mul(x, y, out=z)))
+    r = bench(lambda: torch.mul(x, y, out=z))
+    if c.get("compile"):
+        cm, why = try_compile(lambda a, b: a * b, x, y)
+        r["compiled"] = bench(lambda: cm(x, y)) if cm is not None else {"why": why}
+    res["mul"].append(r)
     del x, y, z
 m = nn.Upsample(scale_factor=2, mode="nearest")
 for c in ARGS.get("up") or []:
@@ -44,27 +48,49 @@ for c in ARGS.get("up") or []:
         how = "autograd.grad"
     b = bench(bwd)
     b["how"] = how
+    if c.get("compile"):
+        cf, why = try_compile(lambda a: m(a), x)
+        fwd["compiled"] = bench(lambda: cf(x)) if cf is not None else {"why": why}
+        cb, why = try_compile(lambda g: torch.ops.aten.upsample_nearest2d_backward(g, [2 * h, 2 * w], [n, ch, h, w], None, None), dy)
+        b["compiled"] = bench(lambda: cb(dy)) if cb is not None else {"why": why}
     res["up"].append({"fwd": fwd, "bwd": b})
 emit(res)
 `
 
 type torchMulCase struct {
-	N     int    `json:"n"`
-	DType string `json:"dtype"`
+	N       int    `json:"n"`
+	DType   string `json:"dtype"`
+	Compile bool   `json:"compile"` // also time torch.compile of x * y
 }
 
+// compiledTiming is torch.compile's timing of a case, or why it is unavailable.
+type compiledTiming struct {
+	torch.Timing
+	Why string `json:"why"`
+}
+
+// TorchCompile is the variant name of torch.compile's records.
+const TorchCompile = "torch.compile"
+
 type torchUpCase struct {
-	Shape [4]int `json:"shape"`
-	DType string `json:"dtype"`
+	Shape   [4]int `json:"shape"`
+	DType   string `json:"dtype"`
+	Compile bool   `json:"compile"` // also time torch.compile (at the article's shape)
 }
 
 type torchTiming struct {
 	torch.Timing
-	How string `json:"how"`
+	How      string          `json:"how"`
+	Compiled *compiledTiming `json:"compiled"`
+}
+
+type torchMulTiming struct {
+	torch.Timing
+	Compiled *compiledTiming `json:"compiled"`
 }
 
 type torchResult struct {
-	Mul []torch.Timing `json:"mul"`
+	Mul []torchMulTiming `json:"mul"`
 	Up  []struct {
 		Fwd torchTiming `json:"fwd"`
 		Bwd torchTiming `json:"bwd"`
@@ -84,10 +110,10 @@ func TorchBaselines(env *lab.Env, run *record.Run, mulN []int, shapes [][4]int, 
 	var uc []torchUpCase
 	for _, d := range DTypes {
 		for _, n := range mulN {
-			mc = append(mc, torchMulCase{n, string(d)})
+			mc = append(mc, torchMulCase{n, string(d), n == MulN})
 		}
 		for _, s := range shapes {
-			uc = append(uc, torchUpCase{s, string(d)})
+			uc = append(uc, torchUpCase{s, string(d), s == ArticleShape})
 		}
 	}
 	args["mul"], args["up"] = mc, uc
@@ -106,7 +132,12 @@ func TorchBaselines(env *lab.Env, run *record.Run, mulN []int, shapes [][4]int, 
 		d := DType(c.DType)
 		rec := record.Record{Case: mulCase, Variant: "PyTorch torch.mul", Kind: "baseline", DType: c.DType, Shape: fmt.Sprintf("n=%d", c.N), Size: int64(c.N),
 			Note: "torch " + res.Torch + ", torch.mul(x, y, out=z)"}
-		run.Add(env.WithTiming(rec, MulWork(d, c.N), timing(res.Mul[i])))
+		run.Add(env.WithTiming(rec, MulWork(d, c.N), timing(res.Mul[i].Timing)))
+		if c.Compile {
+			cr := rec
+			cr.Variant, cr.Note = TorchCompile, "torch "+res.Torch+", torch.compile(lambda a, b: a * b), compiled before timing"
+			addCompiled(env, run, cr, MulWork(d, c.N), res.Mul[i].Compiled)
+		}
 	}
 	for i, c := range uc {
 		d := DType(c.DType)
@@ -119,7 +150,30 @@ func TorchBaselines(env *lab.Env, run *record.Run, mulN []int, shapes [][4]int, 
 			rec := record.Record{Case: "upsample " + dir, Variant: "PyTorch", Kind: "baseline", DType: c.DType, Shape: fmtShape(c.Shape), Size: int64(in),
 				Note: "torch " + res.Torch + ", " + note}
 			run.Add(env.WithTiming(rec, UpWork(d, c.Shape, dir), timing(t.Timing)))
+			cr := rec
+			cr.Variant, cr.Note = TorchCompile, "torch "+res.Torch+", torch.compile of nn.Upsample(scale_factor=2, mode=\"nearest\"), compiled before timing"
+			if dir == Backward {
+				cr.Note = "torch " + res.Torch + ", torch.compile of aten.upsample_nearest2d_backward(dy), compiled before timing"
+			}
+			if c.Compile {
+				addCompiled(env, run, cr, UpWork(d, c.Shape, dir), t.Compiled)
+			}
 		}
 	}
 	return nil
+}
+
+// addCompiled adds torch.compile's record of a case, or a record that says why it is unavailable
+// (no time: the tables show "unavailable" and the note).
+func addCompiled(env *lab.Env, run *record.Run, rec record.Record, w bench.Work, c *compiledTiming) {
+	switch {
+	case c == nil:
+		rec.Note = "unavailable: the baseline script did not time torch.compile"
+		run.Add(rec)
+	case c.Why != "" || c.MedianMS <= 0:
+		rec.Note = "unavailable: " + c.Why
+		run.Add(rec)
+	default:
+		run.Add(env.WithTiming(rec, w, bench.Timing{Median: c.MedianMS, Min: c.MinMS, Max: c.MaxMS}))
+	}
 }

@@ -3,9 +3,12 @@ package oneflow
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -18,14 +21,92 @@ const MulN = 32 << 20
 // MaxNaiveN is the largest n the naive kernel takes: it indexes with a 32-bit int.
 const MaxNaiveN = math.MaxInt32
 
-// MulStep is one rung of the elementwise ladder.
+// MulStep is one rung of the elementwise ladder (or one point of step 3's sweep).
 type MulStep struct {
 	Name string
 	File string
+	// Kernel is the kernel's name before its dtype suffix; Pack1, when set, is the kernel the step
+	// falls back to for pointers that are not 16-byte aligned.
+	Kernel, Pack1 string
+	// Defines are -D flags the file is compiled with (step 3's packs per thread and cache hint).
+	Defines []string
+	// PacksPerThread is the 16-byte packs a thread loads per trip of its loop (0: the naive step,
+	// one element per thread).
+	PacksPerThread int
+	// Grid is the rule that sizes the grid of a packed step.
+	Grid GridRule
 }
 
-// MulSteps are the elementwise steps, in order.
-var MulSteps = []MulStep{{"naive", "1_naive.cu"}, {"packed", "2_packed.cu"}}
+// GridRule sizes the grid of a packed step from its work units (PacksPerThread packs each).
+type GridRule string
+
+// The grid rules of the sweep.
+const (
+	// GridArticle is the article's rule: a block of 256 per 256 units, at most 32 waves of resident
+	// blocks (then the grid-stride loop gives each thread several units).
+	GridArticle GridRule = "article (<= 32 waves)"
+	// Grid4Waves is at most 4 waves of resident blocks.
+	Grid4Waves GridRule = "<= 4 waves"
+	// Grid1Wave is at most one wave: every block resident from the start, long grid-stride loops.
+	Grid1Wave GridRule = "<= 1 wave"
+)
+
+// GridRules are the rules of the sweep, in table order.
+var GridRules = []GridRule{GridArticle, Grid4Waves, Grid1Wave}
+
+// Blocks is the grid of a rule for the given work units on device d.
+func (g GridRule) Blocks(d gpu.DeviceInfo, units int) int {
+	switch g {
+	case Grid4Waves:
+		return gpu.WavesGrid(d, units, Block, 4)
+	case Grid1Wave:
+		return gpu.WavesGrid(d, units, Block, 1)
+	}
+	return NumBlocks(d, units)
+}
+
+// InflightStep is step 3 (3_inflight.cu) with ppt packs per thread per trip, the streaming cache
+// hint or not, and a grid rule.
+func InflightStep(ppt int, streaming bool, grid GridRule) MulStep {
+	hint, how := 0, "plain loads"
+	if streaming {
+		hint, how = 1, "streaming hint"
+	}
+	return MulStep{Name: fmt.Sprintf("in flight: %d pack(s)/thread, %s, grid %s", ppt, how, grid), File: "3_inflight.cu",
+		Kernel: "mul_inflight", Pack1: "mul_inflight_pack1", Defines: []string{fmt.Sprintf("PPT=%d", ppt), fmt.Sprintf("HINT=%d", hint)},
+		PacksPerThread: ppt, Grid: grid}
+}
+
+// InflightSweep are the points of step 3's sweep: 1, 2 and 4 packs per thread (32 to 128 bytes of
+// loads in flight per thread), with and without the streaming hint, under each grid rule.
+func InflightSweep() []MulStep {
+	var out []MulStep
+	for _, ppt := range []int{1, 2, 4} {
+		for _, streaming := range []bool{false, true} {
+			for _, g := range GridRules {
+				out = append(out, InflightStep(ppt, streaming, g))
+			}
+		}
+	}
+	return out
+}
+
+// InflightName is the variant of step 3 in the ladder's tables: the sweep's fastest point on the
+// GPU that runs it, measured again after the sweep (the choice is not timed with its own samples).
+const InflightName = "packed, in flight (tuned)"
+
+// InflightDefault is step 3 as the reader edits it (the file's defaults: 2 packs, plain loads).
+var InflightDefault = func() MulStep {
+	s := InflightStep(2, false, GridArticle)
+	s.Name = "in flight"
+	return s
+}()
+
+// MulSteps are the elementwise steps, in order; step 3 (InflightSweep, InflightName) is tuned per GPU.
+var MulSteps = []MulStep{
+	{Name: "naive", File: "1_naive.cu", Kernel: "mul_naive"},
+	{Name: "packed", File: "2_packed.cu", Kernel: "mul_packed", Pack1: "mul_pack1", PacksPerThread: 1, Grid: GridArticle},
+}
 
 // MulLaunch is how a step runs on given pointers: the kernel picked, the grid, and why.
 type MulLaunch struct {
@@ -36,31 +117,33 @@ type MulLaunch struct {
 }
 
 // PlanMul picks the kernel and grid for step s on n elements of dtype d at the given pointers,
-// and refuses what the step cannot take, before any launch. The packed step falls back to its
+// and refuses what the step cannot take, before any launch. The packed steps fall back to their
 // pack-1 kernel when any pointer is not 16-byte aligned.
 func PlanMul(dev gpu.DeviceInfo, s MulStep, d DType, n int, x, y, z gpu.DevicePointer) (MulLaunch, error) {
 	if n < 0 {
 		return MulLaunch{}, fmt.Errorf("mul %s: n = %d is negative", s.Name, n)
 	}
-	switch s.Name {
-	case "naive":
-		if n > MaxNaiveN {
-			return MulLaunch{}, fmt.Errorf("mul naive: n = %d is over the naive kernel's limit of %d (it indexes with int); use the packed step", n, MaxNaiveN)
-		}
-		return MulLaunch{Kernel: "mul_naive_" + d.suffix(), Grid: max(1, gpu.CeilDiv(n, Block)), Pack: 1}, nil
-	case "packed":
-		if gpu.Aligned(16, x, y, z) {
-			return MulLaunch{Kernel: "mul_packed_" + d.suffix(), Grid: NumBlocks(dev, gpu.CeilDiv(n, d.Pack())), Pack: d.Pack()}, nil
-		}
-		return MulLaunch{Kernel: "mul_pack1_" + d.suffix(), Grid: NumBlocks(dev, n), Pack: 1,
-			Note: "a pointer is not 16-byte aligned: pack 1"}, nil
+	if s.Kernel == "" {
+		return MulLaunch{}, fmt.Errorf("mul: no step %q", s.Name)
 	}
-	return MulLaunch{}, fmt.Errorf("mul: no step %q", s.Name)
+	if s.PacksPerThread == 0 {
+		if n > MaxNaiveN {
+			return MulLaunch{}, fmt.Errorf("mul %s: n = %d is over the naive kernel's limit of %d (it indexes with int); use the packed step", s.Name, n, MaxNaiveN)
+		}
+		return MulLaunch{Kernel: s.Kernel + "_" + d.suffix(), Grid: max(1, gpu.CeilDiv(n, Block)), Pack: 1}, nil
+	}
+	if gpu.Aligned(16, x, y, z) {
+		units := gpu.CeilDiv(gpu.CeilDiv(n, d.Pack()), s.PacksPerThread)
+		return MulLaunch{Kernel: s.Kernel + "_" + d.suffix(), Grid: s.Grid.Blocks(dev, units), Pack: d.Pack()}, nil
+	}
+	return MulLaunch{Kernel: s.Pack1 + "_" + d.suffix(), Grid: NumBlocks(dev, n), Pack: 1,
+		Note: "a pointer is not 16-byte aligned: pack 1"}, nil
 }
 
-// MulStepByName finds a step.
+// MulStepByName finds a step: a rung of the ladder, "in flight" (step 3 with its file's defaults)
+// or a point of step 3's sweep.
 func MulStepByName(name string) (MulStep, error) {
-	for _, s := range MulSteps {
+	for _, s := range append(append(append([]MulStep{}, MulSteps...), InflightDefault), InflightSweep()...) {
 		if s.Name == name {
 			return s, nil
 		}
@@ -171,7 +254,7 @@ func (p *MulProblem) Launcher(s MulStep, code string) (func() error, MulLaunch, 
 	if code != "" {
 		src.Code = code
 	}
-	prog, err := p.env.Build(src, plan.Kernel)
+	prog, err := p.env.BuildWith(src, compile.Options{Defines: s.Defines}, plan.Kernel)
 	if err != nil {
 		return nil, plan, nil, err
 	}
@@ -183,7 +266,7 @@ func (p *MulProblem) Launcher(s MulStep, code string) (func() error, MulLaunch, 
 		return func() error { return nil }, plan, prog, nil
 	}
 	var nArg any = int64(p.N)
-	if s.Name == "naive" {
+	if s.PacksPerThread == 0 {
 		nArg = int32(p.N)
 	}
 	cfg := gpu.Config{Grid: gpu.D1(plan.Grid), Block: gpu.D1(Block)}
@@ -217,23 +300,49 @@ func compareMul(got []float64, x, y []float32, tol check.Tolerance) check.Result
 	if len(got) != len(x) {
 		return check.Compare(got, MulReference(x, y), tol)
 	}
+	// Chunks are compared in parallel (the sweep reaches 256M elements), then combined in order.
+	type part struct {
+		c        check.Result
+		num, den float64
+	}
+	parts := make([]part, (len(x)+chunk-1)/chunk)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), max(1, len(parts))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				lo := i * chunk
+				hi := min(lo+chunk, len(x))
+				want := MulReference(x[lo:hi], y[lo:hi])
+				pt := part{c: check.Compare(got[lo:hi], want, tol)}
+				for j, w := range want {
+					if g := got[lo+j]; !math.IsNaN(g) && !math.IsInf(g, 0) {
+						pt.num += (g - w) * (g - w)
+						pt.den += w * w
+					}
+				}
+				parts[i] = pt
+			}
+		}()
+	}
+	for i := range parts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var num, den float64
-	for lo := 0; lo < len(x); lo += chunk {
-		hi := min(lo+chunk, len(x))
-		want := MulReference(x[lo:hi], y[lo:hi])
-		c := check.Compare(got[lo:hi], want, tol)
+	for i, pt := range parts {
+		c := pt.c
 		if c.FirstBad >= 0 && r.FirstBad < 0 {
-			r.FirstBad = lo + c.FirstBad
+			r.FirstBad = i*chunk + c.FirstBad
 		}
 		r.NonFinite += c.NonFinite
 		r.Bad += c.Bad
 		r.MaxAbs = math.Max(r.MaxAbs, c.MaxAbs)
-		for i, w := range want {
-			if g := got[lo+i]; !math.IsNaN(g) && !math.IsInf(g, 0) {
-				num += (g - w) * (g - w)
-				den += w * w
-			}
-		}
+		num += pt.num
+		den += pt.den
 	}
 	switch {
 	case den > 0:

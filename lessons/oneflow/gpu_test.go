@@ -23,7 +23,11 @@ func TestMulKernels(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, s := range MulSteps {
+				steps := MulSteps
+				if n >= 1001 { // every point of step 3's sweep too, past its tails
+					steps = append(append([]MulStep{}, MulSteps...), InflightSweep()...)
+				}
+				for _, s := range steps {
 					res, plan, err := p.Check(s, "")
 					if err != nil {
 						t.Fatalf("%s %s n=%d off=%d: %v", s.Name, d, n, off, err)
@@ -32,7 +36,7 @@ func TestMulKernels(t *testing.T) {
 						t.Errorf("%s %s n=%d off=%d (%s): %v", s.Name, d, n, off, plan.Kernel, res.Err())
 					}
 					misaligned := (off*d.Size())%16 != 0
-					if s.Name == "packed" && misaligned != strings.Contains(plan.Kernel, "pack1") {
+					if s.PacksPerThread > 0 && misaligned != strings.Contains(plan.Kernel, "pack1") {
 						t.Errorf("%s n=%d off=%d: kernel %s", d, n, off, plan.Kernel)
 					}
 				}

@@ -2,7 +2,9 @@ package oneflow
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -74,7 +76,7 @@ func RunSection(env *lab.Env, section string, quick bool) (*record.Run, error) {
 
 func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 	sweep := SweepSizes(quick)
-	prog := show.NewProgress("lesson 02: elementwise", len(DTypes)*(3+len(sweep)*len(MulSteps))+1)
+	prog := show.NewProgress("lesson 02: elementwise", len(DTypes)*(4+len(InflightSweep())+len(sweep)*len(MulSteps))+1)
 	defer prog.Done()
 	run.Add(env.CopyRecord("mul"))
 	maxN := slices.Max(sweep)
@@ -109,6 +111,31 @@ func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 		}
 		run.Add(rec)
 		prog.Step("misaligned " + string(d))
+
+		// Step 3: its sweep at 32M, then the fastest point measured again as the ladder's step.
+		best, err := measureInflight(env, run, d, prog.Step)
+		if err != nil {
+			return err
+		}
+		if p, err = NewMulProblem(env, d, MulN, 1, 0); err != nil {
+			return err
+		}
+		rec, err = p.Measure(best, "", InflightName)
+		if err == nil {
+			_, plan, pr, lerr := p.Launcher(best, "")
+			if lerr == nil {
+				rep := pr.Report(plan.Kernel, Block, 0)
+				rep.Source += " (" + strings.Join(best.Defines, " ") + ")"
+				run.Kernels = append(run.Kernels, rep)
+			}
+		}
+		p.Free()
+		if err != nil {
+			return err
+		}
+		rec.Note += "; chosen by the sweep: " + best.Name
+		run.Add(rec)
+		prog.Step(InflightName + " " + string(d))
 
 		// The sweep: one allocation of the largest size, views of it.
 		big, err := NewMulProblem(env, d, maxN, 3, 0)
@@ -183,4 +210,30 @@ func runUpsample(env *lab.Env, run *record.Run) error {
 	}
 	prog.Step("PyTorch")
 	return nil
+}
+
+// measureInflight measures every point of step 3's sweep at the article's 32M elements (case
+// "mul inflight", Size = packs per thread): each checked on a NaN-poisoned output, then timed. It
+// returns the fastest point.
+func measureInflight(env *lab.Env, run *record.Run, d DType, step func(string)) (MulStep, error) {
+	p, err := NewMulProblem(env, d, MulN, 5, 0)
+	if err != nil {
+		return MulStep{}, err
+	}
+	defer p.Free()
+	var best MulStep
+	bestMS := math.Inf(1)
+	for _, s := range InflightSweep() {
+		rec, err := p.Measure(s, "", s.Name)
+		if err != nil {
+			return MulStep{}, err
+		}
+		rec.Case, rec.Size = "mul inflight", int64(s.PacksPerThread)
+		run.Add(rec)
+		if rec.MedianMS < bestMS {
+			best, bestMS = s, rec.MedianMS
+		}
+		step(fmt.Sprintf("%s %s", s.Name, d))
+	}
+	return best, nil
 }

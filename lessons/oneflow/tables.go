@@ -2,6 +2,7 @@ package oneflow
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
@@ -107,15 +108,18 @@ func unavailableNote(run *record.Run) string {
 
 func elementwiseTables(run *record.Run) []show.Table {
 	t := show.Table{Title: "z = x*y at 32M elements: the article's A100 beside this GPU",
-		Header: []string{"step", "dtype", "article time", "article % of peak", "time here", "% of copy BW here", "speedup over torch.mul here"}}
+		Header: []string{"step", "dtype", "article time", "article % of peak", "time here", "% of copy BW here", "speedup over torch.mul here", "speedup over torch.compile here"}}
+	over := func(r record.Record, ok bool, variant string, d DType) string {
+		b, bok := find(run, "mul", variant, d, 0)
+		if ok && bok && r.MedianMS > 0 && b.MedianMS > 0 {
+			return show.Times(b.MedianMS / r.MedianMS)
+		}
+		return "unavailable"
+	}
 	for _, a := range ArticleMul {
 		r, ok := find(run, "mul", a.Step, a.DType, 0)
-		tr, tok := find(run, "mul", "PyTorch torch.mul", a.DType, 0)
-		vs := "unavailable"
-		if ok && tok && r.MedianMS > 0 && tr.MedianMS > 0 {
-			vs = show.Times(tr.MedianMS / r.MedianMS)
-		}
-		t.Rows = append(t.Rows, []string{a.Step, string(a.DType), fmt.Sprintf("%.1f µs", a.TimeUS), fmt.Sprintf("%.1f%%", a.PctBW), usOf(r, ok), pctOf(r, ok), vs})
+		t.Rows = append(t.Rows, []string{a.Step, string(a.DType), fmt.Sprintf("%.1f µs", a.TimeUS), fmt.Sprintf("%.1f%%", a.PctBW), usOf(r, ok), pctOf(r, ok),
+			over(r, ok, "PyTorch torch.mul", a.DType), over(r, ok, TorchCompile, a.DType)})
 	}
 	t.Caption = articleSource + unavailableNote(run) + " Measured: " + run.Receipt.String()
 	out := []show.Table{t}
@@ -128,7 +132,90 @@ func elementwiseTables(run *record.Run) []show.Table {
 		}
 		out = append(out, show.Records(fmt.Sprintf("z = x*y, %s, n = 32M: every step", d), recs, run.Receipt, "naive"))
 	}
-	return out
+	return append(out, InflightTable(run), BytesTable(run))
+}
+
+// InflightTable is step 3's sweep at 32M halves: bytes of loads in flight per thread, cache hint
+// and grid rule against time and % of the copy bandwidth, beside step 2 and torch.mul.
+func InflightTable(run *record.Run) show.Table {
+	t := show.Table{Title: "z = x*y at 32M: bytes in flight per thread, cache hint and grid (step 3's sweep)",
+		Header: []string{"dtype", "packs/thread/trip", "loads in flight/thread", "cache hint", "grid rule", "kernel, grid", "median", "% of copy BW", "vs torch.mul", "check"}}
+	for _, d := range []DType{F16, F32} {
+		tm, tok := find(run, "mul", "PyTorch torch.mul", d, 0)
+		for _, s := range InflightSweep() {
+			r, ok := find(run, "mul inflight", s.Name, d, 0)
+			if !ok {
+				continue
+			}
+			hint := "none"
+			if strings.Contains(s.Name, "streaming") {
+				hint = "streaming (.cs)"
+			}
+			vs := "unavailable"
+			if tok && tm.MedianMS > 0 && r.MedianMS > 0 {
+				vs = show.Times(tm.MedianMS / r.MedianMS)
+			}
+			chk := fmt.Sprintf("pass (rel L2 %.1e)", r.RelL2)
+			if !r.Correct {
+				chk = "FAIL"
+			}
+			t.Rows = append(t.Rows, []string{string(d), fmt.Sprint(s.PacksPerThread), fmt.Sprintf("%d B", 2*16*s.PacksPerThread), hint, string(s.Grid), r.Note,
+				bench.FormatMS(r.MedianMS), show.Pct(r.PctBW), vs, chk})
+		}
+	}
+	if len(t.Rows) == 0 {
+		t.Rows = append(t.Rows, []string{"(not in this run)", "", "", "", "", "", "", "", "", ""})
+	}
+	p, pok := find(run, "mul", "packed", F16, 0)
+	tm, tok := find(run, "mul", "PyTorch torch.mul", F16, 0)
+	t.Caption = fmt.Sprintf("Each point checked on a NaN-poisoned output, then timed like every step; the fastest is measured again as the ladder's step 3 (%q). In half, beside it: step 2 (packed) %s = %s of copy, torch.mul %s = %s. "+
+		"Little's law: to run at bandwidth B with latency L a GPU needs B x L bytes in flight (about 3 TB/s x 600 ns = 1.8 MB on an H100, 14 KB per SM); "+
+		"a resident block of 256 threads with one 16-byte pack of x and of y per thread holds 8 KB. Measured: %s",
+		InflightName, usOf(p, pok), pctOf(p, pok), usOf(tm, tok), pctOf(tm, tok), run.Receipt.String())
+	return t
+}
+
+// BytesTable is the size sweep by bytes moved: the packed step and torch.mul in both dtypes at the
+// same number of bytes (n halves move what n/2 floats move). Equal bytes taking equal time in either
+// dtype says what limits a step at a size is the transfer's size, not its dtype or instructions.
+func BytesTable(run *record.Run) show.Table {
+	cols := []struct {
+		variant string
+		d       DType
+	}{{"packed", F16}, {"packed", F32}, {"PyTorch torch.mul", F16}, {"PyTorch torch.mul", F32}}
+	t := show.Table{Title: "z = x*y by bytes moved: % of copy bandwidth (time) at equal bytes, both dtypes",
+		Header: []string{"bytes moved", "packed float16", "packed float32", "torch.mul float16", "torch.mul float32"}}
+	byBytes := map[int64]map[int]record.Record{}
+	var sizes []int64
+	for _, r := range run.Select("mul sweep") {
+		for i, c := range cols {
+			if r.Variant == c.variant && r.DType == string(c.d) && r.MedianMS > 0 {
+				b := 3 * int64(c.d.Size()) * r.Size
+				if byBytes[b] == nil {
+					byBytes[b] = map[int]record.Record{}
+					sizes = append(sizes, b)
+				}
+				byBytes[b][i] = r
+			}
+		}
+	}
+	slices.Sort(sizes)
+	for _, b := range sizes {
+		row := []string{fmt.Sprintf("%.1f MB", float64(b)/1e6)}
+		for i := range cols {
+			if r, ok := byBytes[b][i]; ok {
+				row = append(row, fmt.Sprintf("%s (%s, n=%dM)", show.Pct(r.PctBW), bench.FormatMS(r.MedianMS), r.Size>>20))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if len(t.Rows) == 0 {
+		t.Rows = append(t.Rows, []string{"(no size sweep in this run)", "", "", "", ""})
+	}
+	t.Caption = "The article's 32M halves move 201 MB, as many bytes as 16M floats: at that size every kernel of either dtype, ours and torch.mul, reaches the same share of the copy bandwidth. Measured: " + run.Receipt.String()
+	return t
 }
 
 func atomicsTables(run *record.Run) []show.Table {
@@ -189,23 +276,31 @@ func upsampleTables(run *record.Run) []show.Table {
 	}
 	t.Caption = articleSource + " The article's percentages are ncu's DRAM utilisation; ours are bytes that must move (input once, output once) over time, with the L2 flushed before every run. At this size (13 MB in) launch overhead matters." + unavailableNote(run)
 	all := show.Table{Title: "Upsample: every kernel, shape, dtype and direction",
-		Header: []string{"shape", "dtype", "direction", "kernel", "median", "min .. max", "GB/s", "% copy BW", "vs generic", "vs PyTorch", "check"}}
+		Header: []string{"shape", "dtype", "direction", "kernel", "median", "min .. max", "GB/s", "% copy BW", "vs generic", "vs PyTorch", "vs torch.compile", "check"}}
 	for _, shape := range [][4]int{ArticleShape, LargeShape} {
 		size := int64(shape[0] * shape[1] * shape[2] * shape[3])
 		for _, d := range DTypes {
 			for _, dir := range []string{Forward, Backward} {
 				g, gok := find(run, "upsample "+dir, "generic", d, size)
 				p, pok := find(run, "upsample "+dir, "PyTorch", d, size)
-				for _, v := range []string{"generic", "pack2x", "PyTorch"} {
+				tc, tcok := find(run, "upsample "+dir, TorchCompile, d, size)
+				for _, v := range []string{"generic", "pack2x", "PyTorch", TorchCompile} {
 					r, ok := find(run, "upsample "+dir, v, d, size)
 					if !ok {
 						continue
 					}
-					vsG, vsP := "", ""
+					if r.MedianMS <= 0 {
+						all.Rows = append(all.Rows, []string{fmtShape(shape), string(d), dir, v, "unavailable", "", "", "", "", "", "", r.Note})
+						continue
+					}
+					vsG, vsP, vsC := "", "", ""
+					if tcok && tc.MedianMS > 0 {
+						vsC = show.Times(tc.MedianMS / r.MedianMS)
+					}
 					if gok && r.MedianMS > 0 {
 						vsG = show.Times(g.MedianMS / r.MedianMS)
 					}
-					if pok && r.MedianMS > 0 {
+					if pok && p.MedianMS > 0 {
 						vsP = show.Times(p.MedianMS / r.MedianMS)
 					}
 					chk := "baseline"
@@ -216,7 +311,7 @@ func upsampleTables(run *record.Run) []show.Table {
 						}
 					}
 					all.Rows = append(all.Rows, []string{fmtShape(shape), string(d), dir, v, bench.FormatMS(r.MedianMS),
-						bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS), show.Num(r.GBps), show.Pct(r.PctBW), vsG, vsP, chk})
+						bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS), show.Num(r.GBps), show.Pct(r.PctBW), vsG, vsP, vsC, chk})
 				}
 			}
 		}
@@ -239,15 +334,20 @@ type Target struct {
 func Targets(run *record.Run) []Target {
 	var out []Target
 	for _, d := range DTypes {
-		r, ok := find(run, "mul", "packed", d, 0)
-		out = append(out, Target{Goal: fmt.Sprintf("packed z = x*y %s >= 95%% of copy bandwidth", d), Figure: pctOf(r, ok), Met: ok && r.PctBW >= 95, Known: ok})
+		r, ok := bestPacked(run, d)
+		fig := pctOf(r, ok)
+		if ok {
+			fig += " (" + r.Variant + ")"
+		}
+		out = append(out, Target{Goal: fmt.Sprintf("packed z = x*y %s >= 95%% of copy bandwidth", d), Figure: fig, Met: ok && r.PctBW >= 95, Known: ok})
 		t, tok := find(run, "mul", "PyTorch torch.mul", d, 0)
 		tg := Target{Goal: fmt.Sprintf("packed z = x*y %s no slower than torch.mul", d), Known: ok && tok && t.MedianMS > 0}
 		if tg.Known {
-			tg.Figure = fmt.Sprintf("%s vs %s", bench.FormatMS(r.MedianMS), bench.FormatMS(t.MedianMS))
+			tg.Figure = fmt.Sprintf("%s: %s vs %s", r.Variant, bench.FormatMS(r.MedianMS), bench.FormatMS(t.MedianMS))
 			tg.Met = r.MedianMS <= t.MedianMS
 		}
 		out = append(out, tg)
+		out = append(out, besideCompiled(run, "mul", r.Variant, d, 0, fmt.Sprintf("(beside the targets) packed z = x*y %s no slower than torch.compile", d)))
 	}
 	h, hok := find(run, "atomics", AtomicSteps[0].Name, "", 0)
 	h2, h2ok := find(run, "atomics", AtomicSteps[1].Name, "", 0)
@@ -273,9 +373,40 @@ func Targets(run *record.Run) []Target {
 				tg.Met = r.MedianMS < t.MedianMS
 			}
 			out = append(out, tg)
+			out = append(out, besideCompiled(run, "upsample "+dir, "pack2x", d, small, fmt.Sprintf("(beside the targets) pack2x upsample %s %s at %s no slower than torch.compile", dir, d, fmtShape(ArticleShape))))
 		}
 	}
 	return out
+}
+
+// bestPacked is the fastest correct record of the packed steps (MulSteps after the naive one) at
+// the article's size in dtype d.
+func bestPacked(run *record.Run, d DType) (record.Record, bool) {
+	var best record.Record
+	found := false
+	for _, name := range []string{MulSteps[1].Name, InflightName} {
+		r, ok := find(run, "mul", name, d, 0)
+		if ok && r.Correct && r.MedianMS > 0 && (!found || r.MedianMS < best.MedianMS) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// besideCompiled compares a kernel with torch.compile of the same case; when torch.compile was
+// unavailable the figure is its reason.
+func besideCompiled(run *record.Run, caseName, variant string, d DType, size int64, goal string) Target {
+	r, ok := find(run, caseName, variant, d, size)
+	c, cok := find(run, caseName, TorchCompile, d, size)
+	tg := Target{Goal: goal, Known: ok && cok && c.MedianMS > 0 && r.MedianMS > 0}
+	switch {
+	case tg.Known:
+		tg.Figure = fmt.Sprintf("%s vs %s (%s)", bench.FormatMS(r.MedianMS), bench.FormatMS(c.MedianMS), show.Times(c.MedianMS/r.MedianMS))
+		tg.Met = r.MedianMS <= c.MedianMS
+	case cok:
+		tg.Figure = c.Note
+	}
+	return tg
 }
 
 // TargetsTable shows Targets.
@@ -285,7 +416,10 @@ func TargetsTable(run *record.Run) show.Table {
 		v := "not met"
 		switch {
 		case !g.Known:
-			v, g.Figure = "not measured", "unavailable"
+			v = "not measured"
+			if g.Figure == "" {
+				g.Figure = "unavailable"
+			}
 		case g.Met:
 			v = "met"
 		}

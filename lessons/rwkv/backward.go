@@ -59,6 +59,14 @@ type BackwardStep struct {
 	Idea    string
 	// Plan returns the launches for shape s on device d, or why the step cannot take s.
 	Plan func(s Shape, d gpu.DeviceInfo) (BackwardPlan, error)
+	code string // a reader's replacement of the file (WithCode)
+}
+
+// WithCode is the step with code in place of its file (a reader's edited kernels, with the same
+// names and parameters, the reduce kernel included); empty code is the step itself.
+func (st BackwardStep) WithCode(code string) BackwardStep {
+	st.code = code
+	return st
 }
 
 // BwdTileLayout is the register-tile backward's padded length Tp and the dynamic shared memory of
@@ -145,8 +153,13 @@ func BackwardStepByName(name string) (BackwardStep, error) {
 // FastestBackward is the last (fastest) step of the backward ladder.
 func FastestBackward() BackwardStep { return BackwardSteps[len(BackwardSteps)-1] }
 
-// Source is the step's CUDA source.
-func (st BackwardStep) Source() (compile.Source, error) { return kr.Source(st.File) }
+// Source is the step's CUDA source (the reader's code after WithCode).
+func (st BackwardStep) Source() (compile.Source, error) {
+	if st.code != "" {
+		return compile.Source{Name: "my_" + st.File, Code: st.code}, nil
+	}
+	return kr.Source(st.File)
+}
 
 // Validate checks the shape against the step's limits without launching.
 func (st BackwardStep) Validate(s Shape, d gpu.DeviceInfo) error {

@@ -117,6 +117,25 @@ func NewGPUOp(env *lab.Env, s Shape, fwd Step, bwd BackwardStep) (*GPUOp, error)
 	return &GPUOp{Shape: s, Eps: Eps, Fwd: fwd, Bwd: b, env: env, fwd: k, fwdPlan: plan}, nil
 }
 
+// NewOp is the op a model calls: it picks, for shape s, the fastest forward and backward steps
+// whose plans take s (Dispatch.Choose, at precision p) and builds the GPU op from them. Any valid
+// shape gets a step (the general ones last); the Choice says which and why the faster ones refused.
+func NewOp(env *lab.Env, s Shape, p Precision) (*GPUOp, Choice, error) {
+	if !env.GPU() {
+		return nil, Choice{Shape: s}, fmt.Errorf("rwkv op: needs a GPU (%s)", env.Mode)
+	}
+	dp, err := DispatchFor(p)
+	if err != nil {
+		return nil, Choice{Shape: s}, err
+	}
+	c, err := dp.Choose(s, env.Session.Device)
+	if err != nil {
+		return nil, c, err
+	}
+	op, err := NewGPUOp(env, s, c.Fwd, c.Bwd)
+	return op, c, err
+}
+
 // Free releases the backward's scratch buffer.
 func (o *GPUOp) Free() { o.Bwd.Free() }
 

@@ -44,6 +44,29 @@ def fwdbwd():
     kg.grad = None
     forward(wg, kg).backward(g)
 res["fwdbwd"] = bench(fwdbwd)
+
+# torch.compile of the same expression: what a reader would try before writing a kernel. The first
+# call compiles (not timed); a failure makes the column unavailable with its reason.
+cf, why = try_compile(forward, w, k)
+if cf is None:
+    res["compile_forward_why"] = why
+else:
+    res["compile_forward"] = bench(lambda: cf(w, k))
+cfb, why = try_compile(forward, wg, kg)
+if cfb is not None:
+    def cfwdbwd():
+        wg.grad = None
+        kg.grad = None
+        cfb(wg, kg).backward(g)
+    try:
+        cfwdbwd()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - the backward did not compile: report why
+        cfb, why = None, "torch.compile backward failed here: %s: %s" % (type(e).__name__, (str(e).strip().splitlines() or [""])[0][:300])
+if cfb is None:
+    res["compile_fwdbwd_why"] = why
+else:
+    res["compile_fwdbwd"] = bench(cfwdbwd)
 del wg, kg, g
 
 sweep = {}
@@ -73,9 +96,15 @@ type TorchResult struct {
 	Forward torch.Timing            `json:"forward"`
 	FwdBwd  torch.Timing            `json:"fwdbwd"`
 	Sweep   map[string]torch.Timing `json:"sweep"`
-	XCheck  bool                    `json:"xcheck"`
-	Torch   string                  `json:"torch"`
-	Device  string                  `json:"device"`
+	// CompileForward and CompileFwdBwd are torch.compile of the same expression (nil when it could
+	// not compile here; the Why fields say why).
+	CompileForward    *torch.Timing `json:"compile_forward"`
+	CompileForwardWhy string        `json:"compile_forward_why"`
+	CompileFwdBwd     *torch.Timing `json:"compile_fwdbwd"`
+	CompileFwdBwdWhy  string        `json:"compile_fwdbwd_why"`
+	XCheck            bool          `json:"xcheck"`
+	Torch             string        `json:"torch"`
+	Device            string        `json:"device"`
 	// Cross is PyTorch's forward on our inputs (XShape) against our float64 reference.
 	Cross check.Result `json:"-"`
 }

@@ -169,7 +169,12 @@ func (p *Problem) Report(st Step) (record.KernelReport, error) {
 // CompileReport compiles a step for the env's architecture without running it (the no-GPU mode's
 // report: static shared memory only) at the launch it would have on shape s.
 func CompileReport(env *lab.Env, st Step, s Shape) (record.KernelReport, error) {
-	src, err := st.Source("")
+	return compileReport(env, st, s, "")
+}
+
+// compileReport is CompileReport of code in place of the step's source (the file when empty).
+func compileReport(env *lab.Env, st Step, s Shape, code string) (record.KernelReport, error) {
+	src, err := st.Source(code)
 	if err != nil {
 		return record.KernelReport{}, err
 	}

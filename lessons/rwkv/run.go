@@ -20,6 +20,9 @@ var Lesson = lab.Lesson{ID: ID, Title: "The RWKV time-mix kernel: from naive to 
 // Torch is the variant name of the PyTorch baseline in the records.
 const Torch = "PyTorch"
 
+// TorchCompile is the variant name of torch.compile of the same expression.
+const TorchCompile = "torch.compile"
+
 // SweepTs are the T of the sweep (B and C stay the article's).
 func SweepTs(quick bool) []int {
 	if quick {
@@ -157,6 +160,7 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweep []int) {
 	bw.Case, bw.Note = "backward", "derived: median of forward+backward minus median of forward"
 	ms := tr.FwdBwd.MedianMS - tr.Forward.MedianMS
 	run.Add(env.WithTiming(bw, BackwardWork(s), bench.Timing{Median: ms, Min: ms, Max: ms}))
+	addCompiled(env, run, s, tr)
 	for _, T := range sweep {
 		if t, ok := tr.Sweep[strconv.Itoa(T)]; ok {
 			ss := Shape{B: s.B, C: s.C, T: T}
@@ -173,6 +177,34 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweep []int) {
 		x.Note += fmt.Sprintf(" (%d non-finite outputs)", tr.Cross.NonFinite)
 	}
 	run.Add(x)
+}
+
+// addCompiled adds torch.compile's forward, forward+backward and derived backward, or records that
+// say why it is unavailable.
+func addCompiled(env *lab.Env, run *record.Run, s Shape, tr *TorchResult) {
+	base := record.Record{Case: "forward", Variant: TorchCompile, Kind: "baseline", DType: "float32", Shape: s.String(), Size: int64(s.T),
+		Note: "torch.compile(" + TorchExpression + "), fp32, TF32 off, compiled before timing"}
+	if tr.CompileForward == nil {
+		base.Note = "unavailable: " + tr.CompileForwardWhy
+		run.Add(base)
+	} else {
+		run.Add(env.WithTiming(base, ForwardWork(s), TorchTiming(*tr.CompileForward)))
+	}
+	fb := base
+	fb.Case = "fwdbwd"
+	if tr.CompileFwdBwd == nil {
+		fb.Note = "unavailable: " + tr.CompileFwdBwdWhy
+		run.Add(fb)
+		return
+	}
+	fb.Note = "compiled forward then out.backward(g): dk and dw"
+	run.Add(env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, TorchTiming(*tr.CompileFwdBwd)))
+	if tr.CompileForward != nil {
+		bw := base
+		bw.Case, bw.Note = "backward", "derived: median of compiled forward+backward minus median of compiled forward"
+		ms := tr.CompileFwdBwd.MedianMS - tr.CompileForward.MedianMS
+		run.Add(env.WithTiming(bw, BackwardWork(s), bench.Timing{Median: ms, Min: ms, Max: ms}))
+	}
 }
 
 // ArticleRow is one line of the article's table, in milliseconds (0: not given).
@@ -241,16 +273,17 @@ func verdictOf(r record.Record) string {
 // PyTorch and over v0 from the same run, correctness, and the article's GTX 1070M time beside it.
 func ForwardTable(run *record.Run) show.Table {
 	t := show.Table{Title: "Forward at the article's shape (B=32, C=768, T=768): this run beside the article",
-		Header: []string{"step", "median", "min .. max", "TFLOP/s", "% FP32 peak", "vs PyTorch", "vs v0", "check", "article (1070M)", "article vs its PyTorch"}}
+		Header: []string{"step", "median", "min .. max", "TFLOP/s", "% FP32 peak", "vs PyTorch", "vs torch.compile", "vs v0", "check", "article (1070M)", "article vs its PyTorch"}}
 	pt, v0 := median(run, "forward", Torch), median(run, "forward", "v0 naive")
+	pc := median(run, "forward", TorchCompile)
 	for _, r := range run.Select("forward") {
 		a, _ := articleRow(r.Variant)
 		row := []string{r.Variant}
 		if r.MedianMS <= 0 {
-			row = append(row, "unavailable", "", "", "", "", "", r.Note)
+			row = append(row, "unavailable", "", "", "", "", "", "", r.Note)
 		} else {
 			row = append(row, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS)+" .. "+bench.FormatMS(r.MaxMS),
-				fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), ratio(pt, r.MedianMS), ratio(v0, r.MedianMS), verdictOf(r))
+				fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), ratio(pt, r.MedianMS), ratio(pc, r.MedianMS), ratio(v0, r.MedianMS), verdictOf(r))
 		}
 		row = append(row, ms(a.Fwd), ratio(94, a.Fwd))
 		t.Rows = append(t.Rows, row)
@@ -267,10 +300,21 @@ func BackwardTable(run *record.Run) show.Table {
 	pt := median(run, "backward", Torch)
 	for _, r := range run.Select("backward") {
 		a, _ := articleRow(strings.TrimPrefix(r.Variant, "bwd ")) // the backward ladder's "bwd v3 batch group" is the article's v3
+		if r.MedianMS <= 0 {
+			t.Rows = append(t.Rows, []string{r.Variant, "unavailable", "", "", "", r.Note, ms(a.Bwd)})
+			continue
+		}
 		t.Rows = append(t.Rows, []string{r.Variant, ms(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), ratio(pt, r.MedianMS), verdictOf(r), ms(a.Bwd)})
 	}
 	if fb, ok := run.Find("fwdbwd", Torch, 0); ok && fb.MedianMS > 0 {
 		t.Rows = append(t.Rows, []string{"PyTorch forward+backward", ms(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), "", "baseline", "94 + 529 ms"})
+	}
+	if fb, ok := run.Find("fwdbwd", TorchCompile, 0); ok {
+		if fb.MedianMS > 0 {
+			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", ms(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), ratio(median(run, "fwdbwd", Torch), fb.MedianMS) + " (of PyTorch's forward+backward)", "baseline", ""})
+		} else {
+			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", "unavailable", "", "", "", fb.Note, ""})
+		}
 	}
 	if len(t.Rows) == 0 {
 		t.Rows = append(t.Rows, []string{"(no backward records in this run)", "", "", "", "", "", ""})
@@ -360,10 +404,18 @@ func Tables(run *record.Run) []show.Table {
 func Figures(run *record.Run) ([]lab.Figure, error) {
 	var figs []lab.Figure
 	var labels []string
-	var times, pct, speed, artSpeed []float64
-	pt := median(run, "forward", Torch)
+	var times, pct, speed, cspeed, artSpeed []float64
+	pt, pc := median(run, "forward", Torch), median(run, "forward", TorchCompile)
 	for _, r := range run.Select("forward") {
+		if r.MedianMS <= 0 {
+			continue // unavailable: its reason is in the tables
+		}
 		labels = append(labels, r.Variant)
+		csp := 0.0
+		if pc > 0 {
+			csp = pc / r.MedianMS
+		}
+		cspeed = append(cspeed, csp)
 		times = append(times, r.MedianMS)
 		pct = append(pct, r.PctFLOPs)
 		sp := 0.0
@@ -384,8 +436,12 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 			return nil, err
 		}
 		figs = append(figs, lab.Figure{Name: "01_forward_time", Plot: p})
-		p, err = charts.Bars("Forward speedup over PyTorch: this run and the article (GTX 1070M)", "speedup (x)", labels,
-			[]charts.Series{{Name: "this run", Values: speed}, {Name: "article", Values: artSpeed}}, true, 1)
+		series := []charts.Series{{Name: "over PyTorch eager", Values: speed}}
+		if pc > 0 {
+			series = append(series, charts.Series{Name: "over torch.compile", Values: cspeed})
+		}
+		series = append(series, charts.Series{Name: "article, over its PyTorch", Values: artSpeed})
+		p, err = charts.Bars("Forward speedup over PyTorch and torch.compile: this run and the article (GTX 1070M)", "speedup (x)", labels, series, true, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -399,6 +455,9 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 	var bl []string
 	var bt []float64
 	for _, r := range run.Select("backward") {
+		if r.MedianMS <= 0 {
+			continue
+		}
 		bl = append(bl, r.Variant)
 		bt = append(bt, r.MedianMS)
 	}

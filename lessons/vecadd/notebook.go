@@ -21,13 +21,71 @@ func Walk(env *lab.Env, step string) error {
 		return err
 	}
 	show.Source(src.Name, src.Code)
-	return Try(env, step, "")
+	return walkRun(env, step, "")
+}
+
+// Trial is a step as the notebook lets a reader edit it (lab.Trial): code in place of the step's
+// kernel (same name and parameters), checked against the reference on a NaN-poisoned output and
+// timed at TableN beside the original step.
+func Trial(env *lab.Env, step string) (lab.Trial, error) {
+	s, err := StepByName(step)
+	if err != nil {
+		return lab.Trial{}, err
+	}
+	var p *Problem
+	return lab.Trial{Step: s.Name, Lesson: ID,
+		Compile: func(code string) ([]record.KernelReport, error) {
+			source, err := sourceOf(s, code)
+			if err != nil {
+				return nil, err
+			}
+			prog, err := env.Build(source, s.Kernel)
+			if err != nil {
+				return nil, err
+			}
+			return []record.KernelReport{prog.Report(s.Kernel, Block, 0)}, nil
+		},
+		Measure: func(code string) ([]record.Record, error) {
+			if p == nil {
+				var err error
+				if p, err = NewProblem(env, TableN, 11); err != nil {
+					return nil, err
+				}
+			}
+			rec, err := p.Measure(s, code)
+			if code != "" {
+				rec.Variant += " (your edit)"
+			}
+			return []record.Record{rec}, err
+		},
+		Recorded: func(run *record.Run) []record.Record {
+			if r, ok := run.Find("add", s.Name, 0); ok {
+				return []record.Record{r}
+			}
+			return nil
+		},
+		Close: func() {
+			if p != nil {
+				p.Free()
+			}
+		},
+	}, nil
 }
 
 // Try compiles code in place of a step's kernel (same name and parameters), shows its compile
-// report, and in the GPU mode checks it against the reference and times it beside the naive step.
-// It is how a reader edits a kernel in the notebook and reruns it.
+// report, and in the GPU mode checks it against the reference and times it beside the original
+// step (lab.Env.Try). It is how a reader edits a kernel in the notebook and reruns it.
 func Try(env *lab.Env, step, code string) error {
+	t, err := Trial(env, step)
+	if err != nil {
+		return err
+	}
+	return env.Try(t, code)
+}
+
+// walkRun is Walk's measurement: the step's compile report, then (GPU mode) the step checked and
+// timed beside the naive step, or (no-GPU mode) its recorded numbers.
+func walkRun(env *lab.Env, step, code string) error {
 	s, err := StepByName(step)
 	if err != nil {
 		return err

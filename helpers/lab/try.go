@@ -1,0 +1,121 @@
+package lab
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// Trial is one step of a lesson as a notebook cell lets a reader edit it: the step's kernel source,
+// copied into a Go raw string and changed, is compiled, checked and timed against the original step
+// in the same run. Every lesson builds its Trials from its own steps (vecadd.Try, rwkv.Try,
+// oneflow.Try); Env.Try runs them all the same way.
+type Trial struct {
+	Step   string // the step's name, as the lesson's tables write it
+	Lesson string // the lesson's ID, for the recorded run in the no-GPU mode
+	// Compile compiles code in place of the step's source (the step's own file when code is empty)
+	// and returns the compile reports of its kernels at the launch the check uses. No GPU needed.
+	Compile func(code string) ([]record.KernelReport, error)
+	// Measure (GPU mode) checks code (the original when empty) on fresh random inputs with
+	// NaN-poisoned outputs against the float64 reference, then times it: one record per case (a
+	// dtype, a direction), in the same order whatever the code. A wrong result is an error that
+	// names the case and what failed.
+	Measure func(code string) ([]record.Record, error)
+	// Recorded returns the original step's records in a recorded run (shown in the no-GPU mode).
+	Recorded func(run *record.Run) []record.Record
+	// Close releases what Measure allocated; nil when there is nothing to release.
+	Close func()
+}
+
+// Try compiles code in place of the trial's step and shows its compile report; in the GPU mode it
+// then checks and times the original step and the reader's code in the same run and shows them
+// side by side, the reader's speedup over the original first. In the no-GPU mode it shows the
+// original's recorded numbers and says that running needs a GPU. A compile error or a wrong result
+// is shown, not returned as a failure of the lab: the reader fixes the kernel and reruns.
+func (e *Env) Try(t Trial, code string) error {
+	if t.Close != nil {
+		defer t.Close()
+	}
+	reps, err := t.Compile(code)
+	if err != nil {
+		return err // a *compile.Error: the cell shows the log with the source lines
+	}
+	who := "the original " + t.Step
+	if code != "" {
+		who = "your " + t.Step
+	}
+	show.Reports("compile report of "+who, reps).Display()
+	if !e.GPU() {
+		if run, err := e.Recorded(t.Lesson); err == nil && t.Recorded != nil {
+			if recs := t.Recorded(run); len(recs) > 0 {
+				show.Records("recorded: the original "+t.Step, recs, run.Receipt).Display()
+			}
+		}
+		show.Note(show.Info, fmt.Sprintf("%s compiled. Checking and timing it needs a GPU (%s); the recorded numbers of the original step are above.", capital(who), e.Mode))
+		return nil
+	}
+	orig, err := t.Measure("")
+	if err != nil {
+		return fmt.Errorf("the original %s: %w", t.Step, err)
+	}
+	if code == "" {
+		show.Records("the original "+t.Step, orig, e.Receipt).Display()
+		return nil
+	}
+	mine, err := t.Measure(code)
+	if err != nil {
+		show.Note(show.Failure, "Your "+t.Step+" failed its check: "+err.Error())
+		return nil
+	}
+	tab, faster := TryTable(t.Step, orig, mine, e.Receipt)
+	tab.Display()
+	kind := show.Success
+	if !faster {
+		kind = show.Info
+	}
+	show.Note(kind, fmt.Sprintf("Your %s passed the check on every case; the table gives its time beside the original's, measured in this run.", t.Step))
+	return nil
+}
+
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	if c := s[0]; c >= 'a' && c <= 'z' {
+		return string(c-'a'+'A') + s[1:]
+	}
+	return s
+}
+
+// TryTable pairs the original step's records with the reader's, case by case: both medians, the
+// speedup, the reader's fraction of the copy bandwidth or of the FP32 peak (whichever it uses
+// more), and the reader's check. faster says the reader's kernel was faster on every case.
+func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (show.Table, bool) {
+	t := show.Table{Title: "Your " + step + " beside the original, measured in this run",
+		Header: []string{"case", "dtype", "shape", "original", "yours", "yours vs original", "yours: share of the GPU", "your check"}}
+	faster := len(orig) == len(mine) && len(mine) > 0
+	for i, m := range mine {
+		o := record.Record{}
+		if i < len(orig) {
+			o = orig[i]
+		}
+		sp := "—"
+		if o.MedianMS > 0 && m.MedianMS > 0 {
+			sp = show.Times(o.MedianMS / m.MedianMS)
+			faster = faster && m.MedianMS < o.MedianMS
+		}
+		share := show.Pct(m.PctBW) + " of copy BW"
+		if m.PctFLOPs > m.PctBW {
+			share = show.Pct(m.PctFLOPs) + " of FP32 peak"
+		}
+		chk := "FAIL"
+		if m.Correct {
+			chk = fmt.Sprintf("pass, %s (rel L2 %.1e)", m.Tol, m.RelL2)
+		}
+		t.Rows = append(t.Rows, []string{m.Case, m.DType, m.Shape, bench.FormatMS(o.MedianMS), bench.FormatMS(m.MedianMS), sp, share, chk})
+	}
+	t.Caption = "Both kernels checked on NaN-poisoned outputs against the float64 reference, then timed by the suite's method in one process. Measured: " + receipt.String()
+	return t, faster
+}
