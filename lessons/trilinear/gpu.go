@@ -189,7 +189,7 @@ func (p *Problem) Plan(st Step) (Launch, error) {
 // Launcher compiles the step (code, when not empty, replaces its file: a reader's edit) and returns
 // a function that queues it on the problem, and its launch. An empty shape launches nothing.
 func (p *Problem) Launcher(st Step, code string) (func() error, Launch, *lab.Program, error) {
-	args, _, err := p.args(st)
+	args, outs, err := p.args(st)
 	if err != nil {
 		return nil, Launch{}, nil, err
 	}
@@ -210,7 +210,18 @@ func (p *Problem) Launcher(st Step, code string) (func() error, Launch, *lab.Pro
 		return nil, l, prog, err
 	}
 	if p.Shape.Empty() {
-		return func() error { return nil }, l, prog, nil
+		// No kernel runs; an output that is not empty (dpoints and the loss when F = 0: sums of
+		// no terms) is zero.
+		return func() error {
+			for _, o := range outs {
+				if b, ok := p.f32[o]; ok && b.Len() > 0 {
+					if err := b.Zero(); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}, l, prog, nil
 	}
 	return func() error { return k.Launch(l.Config, args...) }, l, prog, nil
 }
