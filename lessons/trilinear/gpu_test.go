@@ -145,3 +145,21 @@ func TestTimingsAtTheArticleShape(t *testing.T) {
 			rep.Registers, 100*rep.Occupancy, rec.Note)
 	}
 }
+
+// A notebook's edit cell: Try checks and times a step's own source beside the original.
+func TestTry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Try runs the article's shape")
+	}
+	env := labtest.Open(t)
+	for _, name := range []string{"2 coalesced", "4 bfloat16", "7 fused train step"} {
+		st, _ := StepByName(name)
+		src, err := st.source(Launch{File: st.File}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Try(env, name, src.Code); err != nil {
+			t.Errorf("Try %s: %v", name, err)
+		}
+	}
+}

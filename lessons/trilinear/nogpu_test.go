@@ -70,4 +70,9 @@ func TestExercisesWithoutAGPU(t *testing.T) {
 	if err := Intro(env); err != nil {
 		t.Error(err)
 	}
+	for _, st := range Steps {
+		if err := Walk(env, st.Name); err != nil {
+			t.Errorf("Walk %s: %v", st.Name, err)
+		}
+	}
 }

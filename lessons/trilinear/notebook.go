@@ -93,22 +93,15 @@ func deviceName(env *lab.Env) string {
 	return "the recorded GPU"
 }
 
-// Overview measures the whole lesson (GPU mode) or loads the recorded run, keeps it for the later
-// cells, and shows the forward table, the article's table and the PyTorch cross-check.
+// Overview shows the lesson's run: in the GPU mode the run kept on this GPU by an earlier cell (or
+// copied there from the reproduce command), measured now and kept when there is none; otherwise the
+// recorded run. Then the forward table, the article's table and the PyTorch cross-check.
 func Overview(env *lab.Env) error {
-	run, err := env.Results(Lesson, false)
-	if err != nil {
-		if !env.GPU() {
-			show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+").")
-			return nil
-		}
+	run, err := shownRun(env)
+	if run == nil {
 		return err
 	}
-	if !env.GPU() {
-		show.Note(show.Info, "Recorded results: "+run.Receipt.String())
-	} else if err := env.Keep(run); err != nil {
-		return err
-	}
+	show.Note(show.Info, "Run shown: "+run.Receipt.String())
 	ForwardTable(run).Display()
 	ArticleTable(run).Display()
 	if x, ok := run.Find("crosscheck", Eager, 0); ok {
