@@ -326,11 +326,10 @@ func OpCheck(env *lab.Env, s Shape, seed uint64, lo, hi float64, checkRows int) 
 	if err != nil {
 		return res, err
 	}
-	launches := append([]string{}, op.Launches...)
 	if err := tp.BackwardWith(out, autograd.New("g", widen(in.G), s.N, s.F)); err != nil {
 		return res, err
 	}
-	res.Launches = append(launches, op.Launches...)
+	res.Launches = op.Launches // the forward's kernel, then the backward's
 	defer feats.Grad.Free()
 	defer points.Grad.Free()
 	ov, err := out.Values()
