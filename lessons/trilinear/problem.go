@@ -44,10 +44,13 @@ func (s Shape) Validate() error {
 // Empty reports whether the op has nothing to compute (N or F zero).
 func (s Shape) Empty() bool { return s.N == 0 || s.F == 0 }
 
-// FeatsLen, OutLen and PointsLen are the element counts of feats, out (and the upstream gradient)
-// and points.
-func (s Shape) FeatsLen() int  { return s.N * 8 * s.F }
-func (s Shape) OutLen() int    { return s.N * s.F }
+// FeatsLen is the element count of feats (and dfeats): N*8*F.
+func (s Shape) FeatsLen() int { return s.N * 8 * s.F }
+
+// OutLen is the element count of out (and of the upstream gradient and the target): N*F.
+func (s Shape) OutLen() int { return s.N * s.F }
+
+// PointsLen is the element count of points (and dpoints): N*3.
 func (s Shape) PointsLen() int { return s.N * 3 }
 
 // Clamp is the lesson's rule for points outside [-1, 1]: each coordinate is clamped (the point moves
@@ -245,8 +248,8 @@ func SampleRows(s Shape, k int, seed uint64) []int {
 	return out
 }
 
-// The work each kind of step must do: its minimum DRAM traffic (every input read once, every output
-// written once) and its useful FLOPs (a multiply-add counts 2).
+// ForwardWork is the forward's minimum DRAM traffic (every input read once, every output written
+// once; elem is the bytes of a feats element) and its useful FLOPs (a multiply-add counts 2).
 func ForwardWork(s Shape, elem int) bench.Work {
 	nf := float64(s.N) * float64(s.F)
 	return bench.Work{Bytes: float64(elem)*9*nf + 12*float64(s.N), FLOPs: 16 * nf}
