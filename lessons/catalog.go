@@ -9,12 +9,13 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/lessons/oneflow"
 	"github.com/cudalessons/cudalessons/lessons/rwkv"
+	"github.com/cudalessons/cudalessons/lessons/trilinear"
 	"github.com/cudalessons/cudalessons/lessons/vecadd"
 )
 
 // All returns every lesson in order.
 func All() []lab.Lesson {
-	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson}
+	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, trilinear.Lesson}
 }
 
 // Pick returns the lessons whose IDs start with one of the given prefixes ("00", "01_rwkv"); no

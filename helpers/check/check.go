@@ -40,6 +40,10 @@ var (
 	// FP16 is for kernels that store half and round once or a few times per element.
 	FP16 = Tolerance{Name: "fp16", RelL2: 1e-3, Rel: 2e-3, Abs: 1e-4,
 		Why: "half: unit roundoff 4.9e-4; one or two roundings per element"}
+	// BF16 is for kernels that store bfloat16 (8 significant bits) and round once or twice per
+	// element from float arithmetic.
+	BF16 = Tolerance{Name: "bf16", RelL2: 8e-3, Rel: 1.6e-2, Abs: 1e-3,
+		Why: "bfloat16: unit roundoff 2^-8 = 3.9e-3; one or two roundings per element"}
 	// TF32 is for float32 data multiplied on TF32 tensor cores (10-bit mantissa inputs, float32
 	// accumulation) over up to a few thousand terms.
 	TF32 = Tolerance{Name: "tf32", RelL2: 2e-3, Rel: 2e-2, Abs: 1e-3,

@@ -86,3 +86,43 @@ func Float64s(hs []Half) []float64 {
 	}
 	return out
 }
+
+// BF16 is a bfloat16 value, bit for bit: the upper 16 bits of a float32 (8 exponent bits, 7
+// mantissa bits), the storage type of the bfloat16 kernels. A []BF16 uploads as a CUDA __nv_bfloat16
+// array.
+type BF16 uint16
+
+// BF16FromFloat32 rounds f to the nearest bfloat16, ties to even; NaN stays a (quiet) NaN and
+// values past the largest bfloat16 round to infinity.
+func BF16FromFloat32(f float32) BF16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 { // NaN: keep the sign, make it quiet
+		return BF16(b>>16 | 0x40)
+	}
+	b += 0x7fff + (b>>16)&1
+	return BF16(b >> 16)
+}
+
+// Float32 is the exact float32 value of h.
+func (h BF16) Float32() float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// Float64 is the exact float64 value of h.
+func (h BF16) Float64() float64 { return float64(h.Float32()) }
+
+// BF16FromFloat32s rounds a slice to bfloat16.
+func BF16FromFloat32s(xs []float32) []BF16 {
+	out := make([]BF16, len(xs))
+	for i, x := range xs {
+		out[i] = BF16FromFloat32(x)
+	}
+	return out
+}
+
+// BF16Float64s widens a slice of bfloat16 values exactly.
+func BF16Float64s(hs []BF16) []float64 {
+	out := make([]float64, len(hs))
+	for i, h := range hs {
+		out[i] = h.Float64()
+	}
+	return out
+}

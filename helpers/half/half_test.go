@@ -49,3 +49,44 @@ func TestRoundingIsNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestBF16(t *testing.T) {
+	cases := []struct {
+		in   float32
+		want uint16
+	}{
+		{1, 0x3f80}, {-2, 0xc000}, {0, 0}, {float32(math.Inf(1)), 0x7f80},
+		{1 + 1.0/256, 0x3f80},            // a tie: to even (down)
+		{1 + 3.0/256, 0x3f82},            // a tie: to even (up)
+		{1 + 1.0/256 + 1.0/4096, 0x3f81}, // just past the tie: up
+		{math.MaxFloat32, 0x7f80},        // rounds past the largest bfloat16: infinity
+	}
+	for _, c := range cases {
+		if got := BF16FromFloat32(c.in); uint16(got) != c.want {
+			t.Errorf("BF16FromFloat32(%v) = %#04x, want %#04x", c.in, uint16(got), c.want)
+		}
+	}
+	if h := BF16FromFloat32(float32(math.NaN())); !math.IsNaN(float64(h.Float32())) {
+		t.Errorf("NaN became %v", h.Float32())
+	}
+	// Every bfloat16 round-trips exactly, and rounding is to the nearest.
+	for b := 0; b < 1<<16; b++ {
+		h := BF16(b)
+		f := h.Float32()
+		if math.IsNaN(float64(f)) {
+			continue
+		}
+		if back := BF16FromFloat32(f); back != h {
+			t.Fatalf("%#04x -> %v -> %#04x", b, f, uint16(back))
+		}
+	}
+	for _, f := range []float32{0.1, -3.3, 1e-30, 12345.678} {
+		got := float64(BF16FromFloat32(f).Float32())
+		if math.Abs(got-float64(f)) > math.Abs(float64(f))/256 {
+			t.Errorf("%v rounded to %v: more than half an ulp (2^-8 relative)", f, got)
+		}
+	}
+	if v := BF16Float64s(BF16FromFloat32s([]float32{0.5, 3})); v[0] != 0.5 || v[1] != 3 {
+		t.Errorf("slices: %v", v)
+	}
+}

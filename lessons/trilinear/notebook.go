@@ -1,0 +1,333 @@
+package trilinear
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
+)
+
+// The notebook's cells call these: each shows one thing and keeps the cell a line long.
+
+var errNoRecord = errors.New("no recorded run")
+
+// lastRun is the run the cells show: the one an earlier cell measured and kept (GPU mode) or the
+// recorded one (no-GPU mode); without a recording it is errNoRecord, shown as a note.
+func lastRun(env *lab.Env) (*record.Run, error) {
+	run, err := env.Last(Lesson, false)
+	if err != nil && !env.GPU() {
+		show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+"); the kernels still compile.")
+		return nil, errNoRecord
+	}
+	return run, err
+}
+
+func shownRun(env *lab.Env) (*record.Run, error) {
+	run, err := lastRun(env)
+	if errors.Is(err, errNoRecord) {
+		return nil, nil
+	}
+	return run, err
+}
+
+// Intro shows the problem and its floor (the minimum traffic at the measured copy bandwidth),
+// compiles every kernel file, and proves the float64 op's gradients by finite differences.
+func Intro(env *lab.Env) error {
+	s := ArticleShape
+	w := ForwardWork(s, 4)
+	floor := "unknown (no copy bandwidth recorded)"
+	if bw := env.Receipt.CopyGBps; bw > 0 {
+		floor = fmt.Sprintf("%s at the %.0f GB/s copy bandwidth of %s; 85%% of it is %s", bench.FormatMS(w.Bytes/(bw*1e9)*1e3), bw, deviceName(env),
+			bench.FormatMS(w.Bytes/(0.85*bw*1e9)*1e3))
+	}
+	show.Table{Title: "The article's problem", Header: []string{"quantity", "value"}, Rows: [][]string{
+		{"shape", "feats (65536, 8, 256), points (65536, 3) in [-1, 1], out (65536, 256); float32"},
+		{"feats", fmt.Sprintf("%.0f MiB, read once by the forward", float64(4*s.FeatsLen())/(1<<20))},
+		{"out", fmt.Sprintf("%.0f MiB", float64(4*s.OutLen())/(1<<20))},
+		{"forward work", fmt.Sprintf("%.0f MFLOP (8 multiply-adds per output) for %.0f MB of traffic: %.2f FLOP per byte, memory-bound", w.FLOPs/1e6, w.Bytes/1e6, w.FLOPs/w.Bytes)},
+		{"forward floor", floor},
+		{"points outside [-1, 1]", "clamped to the cell (the gradient of a clamped coordinate is 0); NaN propagates. The article's kernel extrapolates."},
+		{"N or F zero", "valid: an empty output, no launch. Mismatched shapes are refused before any launch."},
+	}}.Display()
+	for _, f := range kt.Files() {
+		src, err := kt.Source(f)
+		if err != nil {
+			return err
+		}
+		prog, err := env.Build(src)
+		if err != nil {
+			return err
+		}
+		how := fmt.Sprintf("compiled in %v", prog.Compiled.Duration.Round(1e6))
+		if prog.Compiled.Cached {
+			how = "from the PTX cache"
+		}
+		show.Note(show.Success, fmt.Sprintf("%s: NVRTC %s for %s, %s", f, prog.Compiled.NVRTC, prog.Compiled.Arch, how))
+	}
+	for i, gs := range GradCheckShapes {
+		res, err := GradCheckCPU(gs, uint64(30+i))
+		if err != nil {
+			return err
+		}
+		show.Note(kindOf(res.OK), fmt.Sprintf("float64 op, %v: %v", gs, res))
+	}
+	return nil
+}
+
+func kindOf(ok bool) string {
+	if ok {
+		return show.Success
+	}
+	return show.Failure
+}
+
+func deviceName(env *lab.Env) string {
+	if env.Receipt.Device.Name != "" {
+		return env.Receipt.Device.Name
+	}
+	return "the recorded GPU"
+}
+
+// Overview shows the lesson's run: in the GPU mode the run kept on this GPU by an earlier cell (or
+// copied there from the reproduce command), measured now and kept when there is none; otherwise the
+// recorded run. Then the forward table, the article's table and the PyTorch cross-check.
+func Overview(env *lab.Env) error {
+	run, err := shownRun(env)
+	if run == nil {
+		return err
+	}
+	show.Note(show.Info, "Run shown: "+run.Receipt.String())
+	ForwardTable(run).Display()
+	ArticleTable(run).Display()
+	if x, ok := run.Find("crosscheck", Eager, 0); ok {
+		show.Note(kindOf(x.Correct), fmt.Sprintf("Cross-check: PyTorch's forward on our inputs (%s) against our float64 reference: rel L2 %.1e, max abs %.1e (%s tolerance).", x.Shape, x.RelL2, x.MaxAbs, x.Tol))
+	} else if r, ok := run.Find("forward", Eager, 0); ok && r.MedianMS <= 0 {
+		show.Note(show.Warning, "PyTorch columns: "+r.Note)
+	}
+	return ShowFigures(run, "07_forward_time", "07_forward_bandwidth")
+}
+
+// ShowSource shows one kernel file with line numbers.
+func ShowSource(file string) error {
+	src, err := kt.Source(file)
+	if err != nil {
+		return err
+	}
+	show.Source(src.Name, src.Code)
+	return nil
+}
+
+// Walk shows a step: its source, its compile report at the article's shape, and its line of the run.
+func Walk(env *lab.Env, step string) error {
+	st, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	if err := ShowSource(st.File); err != nil {
+		return err
+	}
+	run, rerr := lastRun(env)
+	if rerr != nil && !errors.Is(rerr, errNoRecord) {
+		return rerr
+	}
+	var rep record.KernelReport
+	found := false
+	if run != nil {
+		for _, k := range run.Kernels {
+			if k.Kernel == st.Kernel {
+				rep, found = k, true
+			}
+		}
+	}
+	if !found {
+		src, err := kt.Source(st.File)
+		if err != nil {
+			return err
+		}
+		prog, err := env.Build(src, st.Kernel)
+		if err != nil {
+			return err
+		}
+		l, _ := st.PlanFor(ArticleShape, env.Receipt.Device, true)
+		rep = prog.Report(st.Kernel, l.Config.Block.Count(), 0)
+	}
+	show.Reports("compile report of "+st.Kernel+" at the article's shape", []record.KernelReport{rep}).Display()
+	if run == nil {
+		return nil
+	}
+	r, ok := run.Find(string(st.Kind), st.Name, 0)
+	if !ok {
+		show.Note(show.Warning, st.Name+" is not in this run.")
+		return nil
+	}
+	parts := []string{fmt.Sprintf("%s: %s (min %s, max %s), %.0f GB/s = %s of the copy bandwidth; %s", st.Name, bench.FormatMS(r.MedianMS),
+		bench.FormatMS(r.MinMS), bench.FormatMS(r.MaxMS), r.GBps, show.Pct(r.PctBW), verdictOf(r))}
+	for _, b := range []struct{ c, v string }{{"forward", Eager}, {"forward", Compiled}, {"forward", "1 article"}, {string(KindBwdFeats), Eager + " backward"}, {string(KindTrain), Separate}} {
+		if b.c == string(st.Kind) && b.v != st.Name {
+			if m := median(run, b.c, b.v); m > 0 {
+				parts = append(parts, fmt.Sprintf("%s vs %s (%s)", show.Times(m/r.MedianMS), b.v, bench.FormatMS(m)))
+			}
+		}
+	}
+	show.Note(kindOf(r.Correct), strings.Join(parts, "; ")+". Launch: "+r.Note+". Device: "+r.Device+", "+r.Date+".")
+	return nil
+}
+
+// Try compiles code in place of a step's file (the same kernel names and parameters) and shows its
+// compile report; in the GPU mode it checks it at the article's shape on NaN-poisoned outputs
+// (2048 random points) and times it beside the original step, in the same run. It is how a reader
+// edits any step in the notebook and reruns it.
+func Try(env *lab.Env, step, code string) error {
+	st, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	l, err := st.PlanFor(ArticleShape, env.Receipt.Device, true)
+	if err != nil {
+		return err
+	}
+	src, err := st.source(l, code)
+	if err != nil {
+		return err
+	}
+	prog, err := env.Build(src, st.Kernel)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(prog.Compiled.PTX, ".entry "+st.Kernel+"(") {
+		return fmt.Errorf("trilinear %s: your source must define the kernel %s (extern \"C\", the step's parameters)", st.Name, st.Kernel)
+	}
+	show.Reports("compile report", []record.KernelReport{prog.Report(st.Kernel, l.Config.Block.Count(), 0)}).Display()
+	if !env.GPU() {
+		if run, err := env.Recorded(ID); err == nil {
+			if r, ok := run.Find(string(st.Kind), st.Name, 0); ok {
+				show.Records("recorded "+st.Name, []record.Record{r}, run.Receipt).Display()
+			}
+		}
+		show.Note(show.Info, "Your kernel compiled. Running, checking and timing it needs a GPU ("+env.Mode.String()+").")
+		return nil
+	}
+	p, err := NewProblem(env, ArticleShape, 11, -1, 1, 2048, 0)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	orig, err := p.Measure(st, "", st.Name)
+	if err != nil {
+		return err
+	}
+	mine, err := p.Measure(st, code, st.Name+" (this cell)")
+	recs := []record.Record{orig}
+	if mine.MedianMS > 0 || err == nil {
+		recs = append(recs, mine)
+	}
+	show.Records(fmt.Sprintf("%s at %v (checked on %s)", st.Name, ArticleShape, p.Checked()), recs, env.Receipt, st.Name).Display()
+	if err != nil {
+		show.Note(show.Warning, "Your kernel is not correct yet: "+err.Error())
+	}
+	return nil
+}
+
+// ShowFigures displays the named figures of a run (all when no name is given).
+func ShowFigures(run *record.Run, names ...string) error {
+	figs, err := Figures(run)
+	if err != nil {
+		return err
+	}
+	for _, f := range figs {
+		keep := len(names) == 0
+		for _, n := range names {
+			keep = keep || n == f.Name
+		}
+		if keep {
+			if err := show.Plot(f.Plot); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ShowBackward shows the gradients' and the training step's tables and chart.
+func ShowBackward(env *lab.Env) error {
+	run, err := shownRun(env)
+	if run == nil {
+		return err
+	}
+	BackwardTable(run).Display()
+	TrainTable(run).Display()
+	return ShowFigures(run, "07_backward_time")
+}
+
+// Sweeps shows the N and F sweeps, tables and charts.
+func Sweeps(env *lab.Env) error {
+	run, err := shownRun(env)
+	if run == nil {
+		return err
+	}
+	SweepTable(run, CaseSweepN).Display()
+	SweepTable(run, CaseSweepF).Display()
+	return ShowFigures(run, "07_sweep_n", "07_sweep_f")
+}
+
+// Autograd shows the autograd Functions at work: the float64 op's gradient check (either mode);
+// in the GPU mode the GPU op's gradient check on small shapes (all elements of both gradients),
+// and the op against the references at an awkward shape and at the article's shape with points
+// outside the cell; and the run's gradient-check table.
+func Autograd(env *lab.Env) error {
+	s := Shape{N: 3, F: 5}
+	cpu, err := GradCheckCPU(s, 5)
+	if err != nil {
+		return err
+	}
+	show.Note(kindOf(cpu.OK), fmt.Sprintf("gradcheck of the float64 op on %v: %v", s, cpu))
+	if env.GPU() {
+		for _, gs := range []Shape{{N: 3, F: 5}, {N: 4, F: 8}} {
+			g, err := GradCheckGPU(env, gs, 5, 0)
+			if err != nil {
+				return err
+			}
+			show.Note(kindOf(g.OK), fmt.Sprintf("gradcheck of the GPU op on %v: %v", gs, g))
+		}
+		for _, os := range []Shape{{N: 1000, F: 37}, {N: 0, F: 16}, ArticleShape} {
+			r, err := OpCheck(env, os, 9, -1.25, 1.25, 2048)
+			if err != nil {
+				return err
+			}
+			show.Note(kindOf(r.OK()), "GPU op, points in [-1.25, 1.25]: "+r.String())
+		}
+	} else {
+		show.Note(show.Info, "The GPU op's checks need a GPU ("+env.Mode.String()+"); the recorded run's are below.")
+	}
+	run, err := shownRun(env)
+	if run == nil {
+		return err
+	}
+	GradTable(run).Display()
+	return nil
+}
+
+// ShowTargets displays the targets table of the last run.
+func ShowTargets(env *lab.Env) error {
+	run, err := shownRun(env)
+	if run == nil {
+		return err
+	}
+	Targets(run).Display()
+	return nil
+}
+
+// Reports shows every compile report of the last run.
+func Reports(env *lab.Env) error {
+	run, err := shownRun(env)
+	if run == nil {
+		return err
+	}
+	show.Reports("Compile reports at the article's shape", run.Kernels).Display()
+	return nil
+}
