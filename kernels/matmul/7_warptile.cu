@@ -23,6 +23,9 @@
 #define BN 128
 #define BK 16
 #define SA (BK + 4)
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1  // blocks per SM asked of the compiler: 2 caps registers at 128 a thread
+#endif
 
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -32,7 +35,7 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
 
 __device__ __forceinline__ float comp(const float4 &v, int c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
 
-extern "C" __global__ void __launch_bounds__(256) mm_warptile(const float *__restrict__ A, const float *__restrict__ B,
+extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) mm_warptile(const float *__restrict__ A, const float *__restrict__ B,
                                             float *__restrict__ C, int M, int N, int K) {
     __shared__ __align__(16) float As[2][BM * SA];
     __shared__ __align__(16) float Bs[2][BK * BN];

@@ -45,7 +45,7 @@ __device__ __forceinline__ unsigned tf32(float x) {
 }
 
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
@@ -134,12 +134,13 @@ extern "C" __global__ void __launch_bounds__(256) mm_tf32(const float *__restric
                 unsigned al[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) al[e] = tf32(__uint_as_float(a[e]) - __uint_as_float(ah[e]));
+                // Three passes over j: products into the same accumulator 4 apart, not back to back.
 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    mma_tf32(part[i][j], al, bh[j][0], bh[j][1]);
-                    mma_tf32(part[i][j], ah, bl[j][0], bl[j][1]);
-                    mma_tf32(part[i][j], ah, bh[j][0], bh[j][1]);
-                }
+                for (int j = 0; j < 4; ++j) mma_tf32(part[i][j], al, bh[j][0], bh[j][1]);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) mma_tf32(part[i][j], ah, bl[j][0], bl[j][1]);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) mma_tf32(part[i][j], ah, bh[j][0], bh[j][1]);
 #else
 #pragma unroll
                 for (int j = 0; j < 4; ++j) mma_tf32(part[i][j], ah, bh[j][0], bh[j][1]);

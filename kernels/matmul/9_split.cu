@@ -8,7 +8,9 @@
 //     A B ~= Ahi Bhi + (Ahi Blo + Alo Bhi) / LO_SCALE        (the small Alo Blo is dropped)
 // Ahi Bhi is summed in one set of float32 accumulators and the two correction products in another,
 // added at the end with one scaling: the correction terms are 2^-11 smaller, and a separate
-// accumulator keeps their bits.
+// accumulator keeps their bits. With -DACC2 each 32-deep k tile of Ahi Bhi is summed into fresh
+// registers and then added to the total with ordinary float32 adds, which round: the tensor core's
+// own accumulation truncates, and over K = 4096 that bias dominates the error of a split product.
 //
 // The 16-bit format is a build option (the lesson measures all three and explains its choice):
 //   * default, FP16 (the article's): 11-bit significands, so hi + lo holds 22 bits of x. lo is scaled
@@ -79,7 +81,7 @@ __device__ __forceinline__ void ldsm4t(unsigned (&r)[4], const void *p) {
 }
 
 __device__ __forceinline__ void mma16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+    asm("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPE "." MMA_TYPE ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
@@ -140,6 +142,17 @@ extern "C" __global__ void __launch_bounds__(256) mm_split(const half_t *__restr
         if (kt + STAGES - 1 < tiles) load((kt + STAGES - 1) % STAGES, (kt + STAGES - 1) * BK);
         asm volatile("cp.async.commit_group;" ::: "memory");
         const half_t *ah = sh + (kt % STAGES) * STAGE_HALVES, *al = ah + BM * SA, *bh = al + BM * SA, *bl = bh + BK * SB;
+#ifdef ACC2
+        float part[4][4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) part[i][j][e] = 0.0f;
+#else
+#define part acc
+#endif
 #pragma unroll
         for (int ks = 0; ks < BK; ks += 16) {
             unsigned bhf[4][2], blf[4][2];
@@ -160,16 +173,29 @@ extern "C" __global__ void __launch_bounds__(256) mm_split(const half_t *__restr
 #ifndef HI_ONLY
                 unsigned alf[4];
                 ldsm4(alf, al + (a_row + 16 * i) * SA + ks + a_col);
+                // Three passes over j, so that the products into one accumulator are 4 apart:
+                // back-to-back products into the same registers would wait for each other.
 #pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    mma16(cor[i][j], alf, bhf[j][0], bhf[j][1]);
-                    mma16(cor[i][j], ahf, blf[j][0], blf[j][1]);
-                }
+                for (int j = 0; j < 4; ++j) mma16(cor[i][j], alf, bhf[j][0], bhf[j][1]);
 #endif
 #pragma unroll
-                for (int j = 0; j < 4; ++j) mma16(acc[i][j], ahf, bhf[j][0], bhf[j][1]);
+                for (int j = 0; j < 4; ++j) mma16(part[i][j], ahf, bhf[j][0], bhf[j][1]);
+#ifndef HI_ONLY
+#pragma unroll
+                for (int j = 0; j < 4; ++j) mma16(cor[i][j], ahf, blf[j][0], blf[j][1]);
+#endif
             }
         }
+#ifdef ACC2
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[i][j][e] += part[i][j][e];
+#else
+#undef part
+#endif
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     const float inv = 1.0f / LO_SCALE;

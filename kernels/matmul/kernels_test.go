@@ -17,7 +17,8 @@ func TestEveryKernelCompiles(t *testing.T) {
 	variants := map[string][][]string{
 		"6_vectorized.cu": {{"PAD=0"}},
 		"8_tf32_mma.cu":   {{"SPLIT3"}, {"SPLIT3", "ACC2"}, {"ACC2"}},
-		"9_split.cu":      {{"USE_BF16"}, {"HI_ONLY"}},
+		"7_warptile.cu":   {{"MIN_BLOCKS=2"}},
+		"9_split.cu":      {{"USE_BF16"}, {"HI_ONLY"}, {"ACC2"}, {"USE_BF16", "ACC2"}},
 	}
 	for _, f := range fs {
 		src, err := Source(f)

@@ -190,17 +190,20 @@ func TestTune(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Free()
-	extra := []Step{}
-	for _, defs := range [][]string{{"STAGES=2"}, {"STAGES=4"}, {"SPLIT3", "STAGES=4"}} {
-		st, _ := StepByName("8b")
-		if defs[0] == "STAGES=2" || defs[0] == "STAGES=4" {
-			st, _ = StepByName("8 tensor core tf32")
+	var extra []Step
+	for _, v := range []struct {
+		step string
+		defs []string
+	}{{"7", []string{"MIN_BLOCKS=2"}}, {"9 fp16x3", []string{"ACC2"}}, {"9 bf16x3", []string{"ACC2"}}, {"8 tensor core tf32", []string{"STAGES=2"}}} {
+		st, err := StepByName(v.step)
+		if err != nil {
+			t.Fatal(err)
 		}
-		st.Defines = append(append([]string{}, st.Defines...), defs...)
-		st.Name += fmt.Sprint(" ", defs)
-		stages := 3
-		fmt.Sscanf(defs[len(defs)-1], "STAGES=%d", &stages)
-		st.Plan = pipelined(st.Name, 32, stages*TF32Shared/3)
+		st.Defines = append(append([]string{}, st.Defines...), v.defs...)
+		st.Name += fmt.Sprint(" ", v.defs)
+		if v.defs[0] == "STAGES=2" {
+			st.Plan = pipelined(st.Name, 32, 2*TF32Shared/3)
+		}
 		extra = append(extra, st)
 	}
 	var lines []string
