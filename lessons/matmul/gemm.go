@@ -59,9 +59,13 @@ func NewProblem(env *lab.Env, s Shape, seed uint64, rows, cols, n int) (*Problem
 	if err := CheckMemory(env, s, false); err != nil {
 		return nil, err
 	}
-	p := &Problem{Shape: s, env: env}
-	p.A, p.B = Inputs(s, seed)
-	p.Sample = SampleOf(s, rows, cols, n, seed)
+	a, b := Inputs(s, seed)
+	return newProblemFrom(env, s, a, b, SampleOf(s, rows, cols, n, seed))
+}
+
+// newProblemFrom uploads given inputs and computes the reference on the sample.
+func newProblemFrom(env *lab.Env, s Shape, a, b []float32, sample Sample) (*Problem, error) {
+	p := &Problem{Shape: s, A: a, B: b, Sample: sample, env: env}
 	p.want = Reference(s, p.A, p.B, p.Sample.Idx)
 	var err error
 	if p.Ad, err = gpu.Upload(env.Session, p.A); err != nil {

@@ -207,3 +207,25 @@ func TestTargetsAndFastPFromTheRunsOwnFigures(t *testing.T) {
 		t.Errorf("figures: %d, %v", len(figs), err)
 	}
 }
+
+func TestKernelBenchTableReadsItsRecords(t *testing.T) {
+	run := &record.Run{Lesson: ID}
+	for _, r := range KBRecords([]KBResult{
+		{Step: Zeros, KBPassed: []int{0, 5}, OursPassed: 0, WorstRelL2: 1, Trials: 5, Tol: "fp32"},
+		{Step: Steps[6], KBPassed: []int{5, 5}, OursPassed: 5, WorstRelL2: 1e-6, Trials: 5, Tol: "fp32"},
+		{Step: Steps[7], KBPassed: []int{0, 5}, OursPassed: 5, WorstRelL2: 3e-4, Trials: 5, Tol: "tf32"},
+	}) {
+		run.Add(r)
+	}
+	rows := KernelBenchTable(run).Rows
+	want := [][]string{
+		{"0 / 5 pass", "5 / 5 pass", "FAIL at fp32: 0 / 5 (1.0e+00)", "WRONG KERNEL LET THROUGH by allclose 1e-2"},
+		{"5 / 5 pass", "5 / 5 pass", "pass at fp32: 5 / 5 (1.0e-06)", "both agree"},
+		{"0 / 5 pass", "5 / 5 pass", "pass at tf32: 5 / 5 (3.0e-04)", "correct for its precision, rejected by allclose at scale 1"},
+	}
+	for i, w := range want {
+		if got := rows[i][2:]; strings.Join(got, "|") != strings.Join(w, "|") {
+			t.Errorf("row %d: %q, want %q", i, got, w)
+		}
+	}
+}

@@ -116,10 +116,11 @@ func ToleranceTable() show.Table {
 	return t
 }
 
-// Overview measures the whole lesson (GPU mode) or loads the recorded run, keeps it for the later
-// cells, and shows the ladder and the article's result.
+// Overview measures the whole lesson on this GPU (or reuses the run an earlier cell or the
+// reproduce command kept here), or in the no-GPU mode loads the recorded run, and shows the ladder
+// and the article's result.
 func Overview(env *lab.Env) error {
-	run, err := env.Results(Lesson, false)
+	run, err := env.Last(Lesson, false)
 	if err != nil {
 		if !env.GPU() {
 			show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+").")
@@ -129,8 +130,8 @@ func Overview(env *lab.Env) error {
 	}
 	if !env.GPU() {
 		show.Note(show.Info, "Recorded results: "+run.Receipt.String())
-	} else if err := env.Keep(run); err != nil {
-		return err
+	} else {
+		show.Note(show.Info, "Measured on this GPU: "+run.Receipt.String())
 	}
 	LadderTable(run).Display()
 	ArticleTable(run).Display()

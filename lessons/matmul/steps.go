@@ -135,14 +135,14 @@ var Steps = []Step{
 	{Name: "8b 3xTF32 split", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3", "ACC2"},
 		Idea: "step 8 with x = tf32 hi + tf32 lo, three products: float32 accuracy at 3x the tensor-core work",
 		Plan: pipelined("8b 3xTF32 split", 32, TF32Shared)},
-	{Name: "9 fp16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Split: true,
-		Idea: "the article's split: x = fp16 hi + fp16 lo (scaled by 2^11), three m16n8k16 products",
+	{Name: "9 fp16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Defines: []string{"ACC2"}, Split: true,
+		Idea: "the article's split: x = fp16 hi + fp16 lo (scaled by 2^11), three m16n8k16 products, tile sums added in float32",
 		Plan: pipelined("9 fp16x3 split", 32, SplitShared)},
 }
 
 // Variants are builds of the ladder's files that the lesson measures beside it: the unpadded
-// vectorized kernel (bank conflicts), 3xTF32 without the two-level accumulation, the bfloat16
-// split, and the hi-only split (a plain fp16 product: KernelBench's tolerance lets it through).
+// vectorized kernel (bank conflicts), 3xTF32 and the fp16 split without the two-level
+// accumulation, the bfloat16 split, and the hi-only split (a plain fp16 product).
 var Variants = []Step{
 	{Name: "6 vectorized, no padding", File: "6_vectorized.cu", Kernel: "mm_vectorized", DType: "float32", Defines: []string{"PAD=0"},
 		Idea: "step 6 without the 4-word padding: 2-way bank conflicts on the transposed stores",
@@ -150,14 +150,18 @@ var Variants = []Step{
 	{Name: "8b 3xTF32, one accumulator", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3"},
 		Idea: "3xTF32 accumulating all of K in the tensor core's truncating adds",
 		Plan: pipelined("8b 3xTF32, one accumulator", 32, TF32Shared)},
-	{Name: "9 bf16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "bf16x3", Defines: []string{"USE_BF16"}, Split: true,
+	{Name: "9 fp16x3, one accumulator", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Split: true,
+		Idea: "the fp16 split accumulating all of K in the tensor core's truncating adds",
+		Plan: pipelined("9 fp16x3, one accumulator", 32, SplitShared)},
+	{Name: "9 bf16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "bf16x3", Defines: []string{"USE_BF16", "ACC2"}, Split: true,
 		Idea: "x = bf16 hi + bf16 lo: 16 bits of x, float32's range",
 		Plan: pipelined("9 bf16x3 split", 32, SplitShared)},
 	HiOnly,
 }
 
-// HiOnly is the split step with only the hi x hi product: a plain fp16 matrix product, 1e-3-level
-// error. It passes KernelBench's allclose at 1e-2 and fails the lesson's float32 check.
+// HiOnly is the split step with only the hi x hi product: a plain fp16 matrix product, 1e-4-level
+// relative error. It fails the lesson's float32 check at any scale of the inputs, and passes
+// KernelBench's allclose at 1e-2 when the outputs are small.
 var HiOnly = Step{Name: "fp16 only (hi x hi)", File: "9_split.cu", Kernel: "mm_split", DType: "fp16", Defines: []string{"HI_ONLY"}, Split: true,
 	Idea: "the split without its low parts: a half-precision product",
 	Plan: pipelined("fp16 only", 32, SplitShared)}
