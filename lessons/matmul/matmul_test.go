@@ -229,3 +229,20 @@ func TestKernelBenchTableReadsItsRecords(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepFigureOrdersSizes(t *testing.T) {
+	run := synthetic()
+	for _, n := range []int64{4096, 256, 1024} {
+		run.Add(record.Record{Case: "sweep", Variant: TorchFP32, Size: n, MedianMS: 1, GFLOPs: float64(n)})
+	}
+	figs, err := Figures(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		if f.Name == "03_sweep" {
+			return
+		}
+	}
+	t.Error("no sweep figure")
+}

@@ -3,6 +3,7 @@ package matmul
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -349,6 +350,19 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 		}
 		lines[i].X = append(lines[i].X, float64(r.Size))
 		lines[i].Y = append(lines[i].Y, r.GFLOPs/1e3)
+	}
+	for i := range lines { // the article's size is recorded first: order each line by n
+		l := &lines[i]
+		idx := make([]int, len(l.X))
+		for j := range idx {
+			idx[j] = j
+		}
+		sort.Slice(idx, func(a, b int) bool { return l.X[idx[a]] < l.X[idx[b]] })
+		x, y := make([]float64, len(idx)), make([]float64, len(idx))
+		for j, k := range idx {
+			x[j], y[j] = l.X[k], l.Y[k]
+		}
+		l.X, l.Y = x, y
 	}
 	if len(lines) > 0 {
 		p, err := charts.Lines("Throughput against size (n x n x n)", "n", "TFLOP/s", lines, true, true)
