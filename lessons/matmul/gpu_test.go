@@ -143,6 +143,21 @@ func TestMultiply(t *testing.T) {
 	}
 }
 
+// The GPU autograd op (Multiply forward and backward, any shape) passes the gradient check on a
+// shape only the fallback takes and on one the split step takes.
+func TestAutogradOpOnGPU(t *testing.T) {
+	env := labtest.Open(t)
+	for _, s := range []Shape{{33, 17, 65}, {128, 128, 32}} {
+		res, err := GradCheck(GPUOp(env), s, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Err(); err != nil {
+			t.Errorf("%v: %v", s, err)
+		}
+	}
+}
+
 // Every exercise's solution passes its check; every untouched starter fails it.
 func TestExercises(t *testing.T) {
 	env := labtest.Open(t)

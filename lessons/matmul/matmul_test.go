@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/autograd"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
 )
@@ -245,4 +247,79 @@ func TestSweepFigureOrdersSizes(t *testing.T) {
 		}
 	}
 	t.Error("no sweep figure")
+}
+
+// The autograd op's backward (dA = dC·Bᵀ, dB = Aᵀ·dC through the op's own multiply) matches finite
+// differences, and its forward matches the host MatMul of helpers/autograd.
+func TestAutogradOpOnCPU(t *testing.T) {
+	for _, s := range []Shape{{1, 1, 1}, {5, 7, 3}, {33, 17, 65}} {
+		res, err := GradCheck(CPUOp, s, 11)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Err(); err != nil {
+			t.Errorf("%v: %v", s, err)
+		}
+	}
+	s := Shape{4, 6, 5}
+	a, b := Inputs(s, 2)
+	A, B := autograd.Param("A", float64s(a), s.M, s.K), autograd.Param("B", float64s(b), s.K, s.N)
+	tp := autograd.NewTape()
+	got, err := tp.Apply(CPUOp, A, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := autograd.NewTape().Apply(autograd.MatMul, A, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := got.Values()
+	w, _ := want.Values()
+	if r := check.Compare(g, w, check.FP32); !r.OK {
+		t.Errorf("forward against autograd.MatMul: %v", r.Err())
+	}
+	if _, err := autograd.NewTape().Apply(CPUOp, A, A); err == nil || !strings.Contains(err.Error(), "inner dimensions") {
+		t.Errorf("A·A with A 4 x 5: %v", err)
+	}
+}
+
+// noTranspose is Op with a wrong backward: dA = dC·B instead of dC·Bᵀ (the shapes agree when square).
+type noTranspose struct{ Op }
+
+func (o noTranspose) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*autograd.Tensor, error) {
+	grads, err := o.Op.Backward(ctx, g)
+	if err != nil || grads[0] == nil {
+		return grads, err
+	}
+	b, _ := float32s(ctx.Saved()[1])
+	gv, _ := float32s(g)
+	n := ctx.Saved()[1].Shape[1]
+	da, err := o.Mul(gv, n, n, b, n, n)
+	grads[0] = autograd.New("dA", float64s(da), n, n)
+	return grads, err
+}
+
+func TestGradCheckCatchesAMissingTranspose(t *testing.T) {
+	s := Shape{6, 6, 6}
+	a, b := Inputs(s, 3)
+	w, _ := Inputs(Shape{M: 6, N: 1, K: 6}, 4)
+	W := autograd.New("W", float64s(w), 6, 6)
+	loss := func(tp *autograd.Tape, in []*autograd.Tensor) (*autograd.Tensor, error) {
+		c, err := tp.Apply(noTranspose{CPUOp}, in[0], in[1])
+		if err != nil {
+			return nil, err
+		}
+		wc, err := tp.Apply(autograd.Mul, W, c)
+		if err != nil {
+			return nil, err
+		}
+		return tp.Apply(autograd.Sum, wc)
+	}
+	res, err := autograd.GradCheck(loss, []*autograd.Tensor{autograd.Param("A", float64s(a), 6, 6), autograd.Param("B", float64s(b), 6, 6)}, autograd.Float32Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err() == nil {
+		t.Error("a backward without the transpose passed the gradient check")
+	}
 }
