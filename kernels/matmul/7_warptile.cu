@@ -15,7 +15,9 @@
 //    load latency hides behind 4096 FMAs per thread. Two stages: 36 KiB of static shared memory.
 //
 // Why it is faster: loads of the next tile overlap the math of this one, BK = 16 halves the
-// barriers per FMA, and every shared access is conflict-free.
+// barriers per FMA, and every shared access is conflict-free. What limits it: 168 registers a
+// thread leave room for one block of 8 warps per SM; -DMIN_BLOCKS=2 caps registers at 128 for two
+// blocks, and measured no faster on the H100 (the lesson's tuning test, MATMUL_TUNE=1).
 //
 // Launch: block 256; grid (N/128, M/128). Limits: M % 128 == 0, N % 128 == 0, K % 16 == 0, A, B, C
 // 16-byte aligned (cp.async and float4), compute capability 8.0+ (cp.async).

@@ -18,7 +18,7 @@
 // three tensor-core products recover float32 accuracy for the inputs, at 3x the tensor-core work.
 // With -DACC2 each 32-deep k tile is summed into fresh accumulators that are then added to the
 // float32 total with ordinary (rounded) adds: the tensor core's accumulation truncates, and over
-// K = 4096 that bias would otherwise dominate the error.
+// K = 4096 that bias would otherwise dominate the error. The lesson's step 8b is -DSPLIT3 -DACC2.
 //
 // Launch: block 256; grid (N/128, M/128); dynamic shared memory STAGES * 35,840 bytes.
 // Limits: M % 128 == 0, N % 128 == 0, K % 32 == 0, 16-byte aligned A, B, C, compute capability 8.0+.

@@ -11,6 +11,7 @@
 // accumulator keeps their bits. With -DACC2 each 32-deep k tile of Ahi Bhi is summed into fresh
 // registers and then added to the total with ordinary float32 adds, which round: the tensor core's
 // own accumulation truncates, and over K = 4096 that bias dominates the error of a split product.
+// The lesson's step 9 is built with -DACC2; the variant without it is measured beside it.
 //
 // The 16-bit format is a build option (the lesson measures all three and explains its choice):
 //   * default, FP16 (the article's): 11-bit significands, so hi + lo holds 22 bits of x. lo is scaled

@@ -13,15 +13,14 @@ import (
 // Problem is one product on the GPU: inputs drawn from a seed and uploaded, the output allocated,
 // the elements to check and their float64 reference.
 type Problem struct {
-	Shape   Shape
-	A, B    []float32
-	Sample  Sample
-	Ad, Bd  *gpu.Buffer[float32]
-	Cd      *gpu.Buffer[float32]
-	halves  [4]*gpu.Buffer[uint16] // Ahi, Alo, Bhi, Blo of the split steps, allocated on first use
-	want    []float64
-	env     *lab.Env
-	freeMem int64
+	Shape  Shape
+	A, B   []float32
+	Sample Sample
+	Ad, Bd *gpu.Buffer[float32]
+	Cd     *gpu.Buffer[float32]
+	halves [4]*gpu.Buffer[uint16] // Ahi, Alo, Bhi, Blo of the split steps, allocated on first use
+	want   []float64
+	env    *lab.Env
 }
 
 // DeviceBytes is the device memory a product of shape s needs: A, B and C in float32, plus the

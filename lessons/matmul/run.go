@@ -35,7 +35,7 @@ func SweepSteps() []Step {
 	return out
 }
 
-// measure is Problem.Measure for a step whose failed check is recorded instead of stopping the run
+// measureAnyway is Problem.Measure for a step whose failed check is recorded instead of stopping the run
 // (the variants: the hi-only kernel fails the float32 check by design).
 func (p *Problem) measureAnyway(caseName string, st Step) (record.Record, error) {
 	rec := p.Record(caseName, st)

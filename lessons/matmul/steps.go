@@ -31,9 +31,6 @@ type Step struct {
 // Tol is the step's tolerance for dot products of length K (tolerance.go).
 func (st Step) Tol(K int) check.Tolerance { return Tolerance(st.DType, K) }
 
-// CUDACore reports whether the step multiplies on the CUDA cores in float32.
-func (st Step) CUDACore() bool { return st.DType == "float32" }
-
 // needMult refuses a shape whose dimensions are not multiples of the kernel's tile.
 func needMult(name string, s Shape, bm, bn, bk int) error {
 	if s.M%bm != 0 || s.N%bn != 0 || s.K%bk != 0 {
