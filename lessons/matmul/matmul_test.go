@@ -1,0 +1,325 @@
+package matmul
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/autograd"
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/record"
+)
+
+func TestReferenceMatchesDefinition(t *testing.T) {
+	for _, s := range []Shape{{1, 1, 1}, {7, 5, 33}, {3, 130, 9}, {64, 64, 64}} {
+		if err := ProveReference(s, 5); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestSampleOf(t *testing.T) {
+	if s := SampleOf(Shape{10, 20, 30}, 1, 1, 5, 1); len(s.Idx) != 200 {
+		t.Errorf("a small product should be checked everywhere, got %d elements", len(s.Idx))
+	}
+	s := SampleOf(Article, 4, 4, 512, 1)
+	seen := map[int]bool{}
+	rows, cols := map[int]int{}, map[int]int{}
+	for i, v := range s.Idx {
+		if seen[v] || (i > 0 && v < s.Idx[i-1]) || v < 0 || v >= Article.M*Article.N {
+			t.Fatalf("sample index %d at %d: not sorted, unique and in range", v, i)
+		}
+		seen[v] = true
+		rows[v/Article.N]++
+		cols[v%Article.N]++
+	}
+	full := 0
+	for _, n := range rows {
+		if n >= Article.N {
+			full++
+		}
+	}
+	if full != 4 || rows[0] < Article.N || rows[Article.M-1] < Article.N || cols[0] < Article.M {
+		t.Errorf("expected 4 full rows including the first and last and the first column: %d full rows", full)
+	}
+}
+
+func TestBadShapesAreRefusedWithTheReason(t *testing.T) {
+	if _, err := ShapeOf(64, 32, 31, 64); err == nil || !strings.Contains(err.Error(), "inner dimensions differ") {
+		t.Errorf("mismatched inner dimensions: %v", err)
+	}
+	for _, s := range []Shape{{0, 4, 4}, {4, 0, 4}, {4, 4, 0}, {-1, 4, 4}} {
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "at least 1") {
+			t.Errorf("%v: %v", s, err)
+		}
+	}
+	if err := (Shape{50000, 50000, 8}).Validate(); err == nil || !strings.Contains(err.Error(), "2147483647") {
+		t.Errorf("over the index limit: %v", err)
+	}
+	if err := checkFits(Shape{40000, 40000, 40000}, false, 16<<30, 16<<30, "a 16 GiB GPU"); err == nil || !strings.Contains(err.Error(), "over the 16.00 GiB free") {
+		t.Errorf("over device memory: %v", err)
+	}
+	if err := checkFits(Shape{4096, 4096, 4096}, true, 16<<30, 16<<30, "x"); err != nil {
+		t.Errorf("4096^3 fits in 16 GiB: %v", err)
+	}
+	if got := DeviceBytes(Shape{4096, 4096, 4096}, true); got != 3*64<<20+4*32<<20 {
+		t.Errorf("device bytes of the split at 4096^3: %d", got)
+	}
+}
+
+var h100 = gpu.DeviceInfo{Name: "H100", Major: 9, SMs: 132, MaxSharedPerBlockOptin: 227 << 10, MaxThreadsPerBlock: 1024}
+
+func TestPlansRefuseWhatTheyCannotTake(t *testing.T) {
+	for _, st := range append(append([]Step{}, Steps...), Variants...) {
+		if err := st.Validate(Article, h100); err != nil {
+			t.Errorf("%s refuses the article's shape: %v", st.Name, err)
+		}
+		err := st.Validate(NonSquare, h100)
+		if st.Name[0] <= '3' { // naive, coalesced, shared take any shape
+			if err != nil {
+				t.Errorf("%s refuses %v: %v", st.Name, NonSquare, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "not a multiple of its") {
+			t.Errorf("%s on %v: %v", st.Name, NonSquare, err)
+		}
+	}
+	old := gpu.DeviceInfo{Major: 7, Minor: 5, MaxSharedPerBlockOptin: 64 << 10}
+	for _, n := range []string{"7 warp tile", "8 tensor core tf32", "9 fp16x3 split"} {
+		st, _ := StepByName(n)
+		if err := st.Validate(Article, old); err == nil || !strings.Contains(err.Error(), "compute capability 8.0") {
+			t.Errorf("%s on a Turing GPU: %v", n, err)
+		}
+	}
+	small := gpu.DeviceInfo{Major: 8, MaxSharedPerBlockOptin: 99 << 10}
+	st, _ := StepByName("9")
+	if err := st.Validate(Article, small); err == nil || !strings.Contains(err.Error(), "shared memory") {
+		t.Errorf("step 9 with 99 KiB of shared memory: %v", err)
+	}
+}
+
+func TestPick(t *testing.T) {
+	if st := Pick(Article, h100, true, true); st.Name != "9 fp16x3 split" {
+		t.Errorf("4096^3: picked %s", st.Name)
+	}
+	if st := Pick(Article, h100, true, false); st.Name != "8b 3xTF32 split" {
+		t.Errorf("4096^3 with inputs over fp16's range: picked %s", st.Name)
+	}
+	if st := Pick(NonSquare, h100, true, true); st.Name != Fallback.Name {
+		t.Errorf("%v: picked %s", NonSquare, st.Name)
+	}
+	if st := Pick(Shape{128, 128, 8}, h100, true, true); st.Name != "6 vectorized" {
+		t.Errorf("128x128x8: picked %s", st.Name)
+	}
+}
+
+func TestTolerancesHoldTheModelAndCatchHalfPrecision(t *testing.T) {
+	for _, K := range []int{256, 4096, 8192} {
+		for _, d := range []string{"float32", "tf32", "3xtf32", "fp16x3", "bf16x3"} {
+			tol := Tolerance(d, K)
+			abs, rel := ErrorModel(d, K)
+			if rel*3 > tol.RelL2 {
+				t.Errorf("%s K=%d: the model's expected rel L2 %.2e is not 3x inside the bound %.2e", d, K, rel, tol.RelL2)
+			}
+			if tol.Abs < 10*abs*(1-1e-12) {
+				t.Errorf("%s K=%d: absolute bound %.2e below 10 sigma %.2e", d, K, tol.Abs, 10*abs)
+			}
+		}
+		// A half-precision product must fail the float32 check: its expected error is over the bound.
+		if _, rel := ErrorModel("fp16", K); rel < 10*Tolerance("float32", K).RelL2 {
+			t.Errorf("K=%d: an fp16 product (%.1e) would pass the float32 bound", K, rel)
+		}
+	}
+	if tol := Tolerance("float32", 4096); math.Abs(tol.Abs-3.32e-4) > 1e-6 || tol.RelL2 != 1e-5 {
+		t.Errorf("float32 at K=4096: %+v", tol)
+	}
+}
+
+func TestBankConflictCounts(t *testing.T) {
+	want := map[string]string{
+		"A tile load As[(trow*8+i)*8 + k] (i = k = 0)":            "2-way",
+		"A tile store As[(a_c+0)*128 + a_r] (transposed)":         "2-way",
+		"A tile store As[(a_c+0)*132 + a_r] (transposed, padded)": "none",
+		"A tile load As[(wm+lm+8i)*20 + kc .. +3] (a float4)":     "none",
+		"B fragment Bs[(ks+t)*136 + wn + 8j + g]":                 "none",
+		"B fragment Bs[(ks+t)*128 + wn + 8j + g] (no padding)":    "4-way",
+	}
+	for _, row := range BankTable().Rows {
+		if w, ok := want[row[1]]; ok && row[5] != w {
+			t.Errorf("%s %s: %s, want %s", row[0], row[1], row[5], w)
+		}
+	}
+	if got, ideal := Wavefronts([]int{0, 32, 64, 0}, 1); got != 3 || ideal != 1 {
+		t.Errorf("three words in bank 0: %d wavefronts (ideal %d)", got, ideal)
+	}
+}
+
+func TestAllClose(t *testing.T) {
+	want := []float64{1, -2, 100}
+	if !AllClose([]float64{1.005, -2.02, 100.5}, want, 1e-2, 1e-2) {
+		t.Error("within atol + rtol|want| was refused")
+	}
+	if AllClose([]float64{1.05, -2, 100}, want, 1e-2, 1e-2) || AllClose([]float64{math.NaN(), -2, 100}, want, 1e-2, 1e-2) {
+		t.Error("outside the tolerance, or NaN, passed")
+	}
+}
+
+// synthetic is a run with made-up figures, to test the tables' arithmetic (never shown as results).
+func synthetic() *record.Run {
+	run := &record.Run{Lesson: ID, Receipt: record.Receipt{CopyGBps: 3000, PeakGFLOPS: 60000}}
+	add := func(c, v, d, kind string, ms, rel float64, ok bool) {
+		run.Add(record.Record{Case: c, Variant: v, DType: d, Kind: kind, MedianMS: ms, RelL2: rel, Correct: ok, GFLOPs: Article.FLOPs() / ms / 1e6})
+	}
+	add("matmul", TorchFP32, "float32", "baseline", 2.0, 1e-6, true)
+	add("matmul", TorchTF32, "tf32", "baseline", 0.4, 3e-4, true)
+	add("matmul", "7 warp tile", "float32", "kernel", 2.4, 9e-7, true)
+	add("matmul", "8 tensor core tf32", "tf32", "kernel", 0.8, 3e-4, true)
+	add("matmul", "8b 3xTF32 split", "3xtf32", "kernel", 1.5, 2e-6, true)
+	add("matmul", "9 fp16x3 split", "fp16x3", "kernel", 0.9, 3e-6, true)
+	return run
+}
+
+func TestTargetsAndFastPFromTheRunsOwnFigures(t *testing.T) {
+	run := synthetic()
+	got := map[string]string{}
+	for _, row := range Targets(run).Rows {
+		got[row[0]] = row[2]
+	}
+	want := map[string]string{
+		"best CUDA-core fp32 step >= 80% of cuBLAS fp32's speed":          "yes", // 2.0/2.4 = 83%
+		"float32-accurate tensor-core step >= 2x faster than cuBLAS fp32": "yes", // 9: 2.2x
+		"... with rel L2 error <= 4x cuBLAS fp32's":                       "yes", // 3e-6 <= 4e-6
+		"TF32 step >= 70% of cuBLAS TF32's speed":                         "no",  // 50%
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q", k, got[k], v)
+		}
+	}
+	fp := FastP(run, []float64{0, 1, 2, 3})
+	if fp[0] != 1 || fp[1] != 0.75 || fp[2] != 0.5 || fp[3] != 0 {
+		t.Errorf("fast_p at 0, 1, 2, 3: %v", fp)
+	}
+	if len(Tables(run)) < 8 {
+		t.Error("missing tables")
+	}
+	if figs, err := Figures(run); err != nil || len(figs) < 4 {
+		t.Errorf("figures: %d, %v", len(figs), err)
+	}
+}
+
+func TestKernelBenchTableReadsItsRecords(t *testing.T) {
+	run := &record.Run{Lesson: ID}
+	for _, r := range KBRecords([]KBResult{
+		{Step: Zeros, KBPassed: []int{0, 5}, OursPassed: 0, WorstRelL2: 1, Trials: 5, Tol: "fp32"},
+		{Step: Steps[6], KBPassed: []int{5, 5}, OursPassed: 5, WorstRelL2: 1e-6, Trials: 5, Tol: "fp32"},
+		{Step: Steps[7], KBPassed: []int{0, 5}, OursPassed: 5, WorstRelL2: 3e-4, Trials: 5, Tol: "tf32"},
+	}) {
+		run.Add(r)
+	}
+	rows := KernelBenchTable(run).Rows
+	want := [][]string{
+		{"0 / 5 pass", "5 / 5 pass", "FAIL at fp32: 0 / 5 (1.0e+00)", "WRONG KERNEL LET THROUGH by allclose 1e-2"},
+		{"5 / 5 pass", "5 / 5 pass", "pass at fp32: 5 / 5 (1.0e-06)", "both agree"},
+		{"0 / 5 pass", "5 / 5 pass", "pass at tf32: 5 / 5 (3.0e-04)", "correct for its precision, rejected by allclose at scale 1"},
+	}
+	for i, w := range want {
+		if got := rows[i][2:]; strings.Join(got, "|") != strings.Join(w, "|") {
+			t.Errorf("row %d: %q, want %q", i, got, w)
+		}
+	}
+}
+
+func TestSweepFigureOrdersSizes(t *testing.T) {
+	run := synthetic()
+	for _, n := range []int64{4096, 256, 1024} {
+		run.Add(record.Record{Case: "sweep", Variant: TorchFP32, Size: n, MedianMS: 1, GFLOPs: float64(n)})
+	}
+	figs, err := Figures(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figs {
+		if f.Name == "03_sweep" {
+			return
+		}
+	}
+	t.Error("no sweep figure")
+}
+
+// The autograd op's backward (dA = dC·Bᵀ, dB = Aᵀ·dC through the op's own multiply) matches finite
+// differences, and its forward matches the host MatMul of helpers/autograd.
+func TestAutogradOpOnCPU(t *testing.T) {
+	for _, s := range []Shape{{1, 1, 1}, {5, 7, 3}, {33, 17, 65}} {
+		res, err := GradCheck(CPUOp, s, 11)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Err(); err != nil {
+			t.Errorf("%v: %v", s, err)
+		}
+	}
+	s := Shape{4, 6, 5}
+	a, b := Inputs(s, 2)
+	A, B := autograd.Param("A", float64s(a), s.M, s.K), autograd.Param("B", float64s(b), s.K, s.N)
+	tp := autograd.NewTape()
+	got, err := tp.Apply(CPUOp, A, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := autograd.NewTape().Apply(autograd.MatMul, A, B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := got.Values()
+	w, _ := want.Values()
+	if r := check.Compare(g, w, check.FP32); !r.OK {
+		t.Errorf("forward against autograd.MatMul: %v", r.Err())
+	}
+	if _, err := autograd.NewTape().Apply(CPUOp, A, A); err == nil || !strings.Contains(err.Error(), "inner dimensions") {
+		t.Errorf("A·A with A 4 x 5: %v", err)
+	}
+}
+
+// noTranspose is Op with a wrong backward: dA = dC·B instead of dC·Bᵀ (the shapes agree when square).
+type noTranspose struct{ Op }
+
+func (o noTranspose) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*autograd.Tensor, error) {
+	grads, err := o.Op.Backward(ctx, g)
+	if err != nil || grads[0] == nil {
+		return grads, err
+	}
+	b, _ := float32s(ctx.Saved()[1])
+	gv, _ := float32s(g)
+	n := ctx.Saved()[1].Shape[1]
+	da, err := o.Mul(gv, n, n, b, n, n)
+	grads[0] = autograd.New("dA", float64s(da), n, n)
+	return grads, err
+}
+
+func TestGradCheckCatchesAMissingTranspose(t *testing.T) {
+	s := Shape{6, 6, 6}
+	a, b := Inputs(s, 3)
+	w, _ := Inputs(Shape{M: 6, N: 1, K: 6}, 4)
+	W := autograd.New("W", float64s(w), 6, 6)
+	loss := func(tp *autograd.Tape, in []*autograd.Tensor) (*autograd.Tensor, error) {
+		c, err := tp.Apply(noTranspose{CPUOp}, in[0], in[1])
+		if err != nil {
+			return nil, err
+		}
+		wc, err := tp.Apply(autograd.Mul, W, c)
+		if err != nil {
+			return nil, err
+		}
+		return tp.Apply(autograd.Sum, wc)
+	}
+	res, err := autograd.GradCheck(loss, []*autograd.Tensor{autograd.Param("A", float64s(a), 6, 6), autograd.Param("B", float64s(b), 6, 6)}, autograd.Float32Check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Err() == nil {
+		t.Error("a backward without the transpose passed the gradient check")
+	}
+}

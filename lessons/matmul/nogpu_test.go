@@ -1,0 +1,61 @@
+//go:build nocuda
+
+package matmul
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab"
+)
+
+// Without a GPU the exercises compile, exercise 1's starter fails on its structure (no shared
+// tiles), and its solution gets as far as a GPU is needed.
+func TestExercisesWithoutGPU(t *testing.T) {
+	env, err := lab.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	r, err := Exercise1.Check(env, Exercise1.Starter)
+	if err != nil || !r.Compiled || r.Passed || !strings.Contains(r.Reason, "shared memory") {
+		t.Errorf("exercise 1 starter: %+v, %v", r, err)
+	}
+	sol, err := Exercise1.Solution()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Exercise1.Check(env, sol); err != nil || !r.Compiled || r.Passed || r.Ran || !strings.Contains(r.Reason, "needs a GPU") {
+		t.Errorf("exercise 1 solution without a GPU: %+v, %v", r, err)
+	}
+	for _, x := range Exercises {
+		if r, err := x.Check(env, x.Starter); err != nil || !r.Compiled || r.Passed {
+			t.Errorf("exercise %d starter: %+v, %v", x.Number, r, err)
+		}
+	}
+	if r, _ := Exercise2.Check(env, "this is not CUDA ex2_split"); r.Compiled || r.Passed {
+		t.Errorf("a broken kernel compiled: %+v", r)
+	}
+}
+
+// The notebook's no-GPU cells run without error.
+func TestNotebookCellsWithoutGPU(t *testing.T) {
+	env, err := lab.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	for _, f := range []func(*lab.Env) error{Intro, Limits, Banks} {
+		if err := f(env); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, st := range Steps {
+		if _, err := CompileReport(env, st); err != nil {
+			t.Errorf("%s: %v", st.Name, err)
+		}
+	}
+	if err := Try(env, "5", ""); err != nil {
+		t.Error(err)
+	}
+}

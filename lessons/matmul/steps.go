@@ -1,0 +1,222 @@
+package matmul
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	km "github.com/cudalessons/cudalessons/kernels/matmul"
+)
+
+// Step is one rung of the ladder: its source file and kernel, the number format of its products,
+// the build options, and a Plan that refuses a shape it cannot take (with an error naming the
+// limit) before any launch.
+type Step struct {
+	Name   string // "7 warp tile"
+	File   string // in kernels/matmul
+	Kernel string
+	// DType is the format of the products: "float32" (CUDA cores), "tf32", "3xtf32", "fp16x3",
+	// "bf16x3", or "fp16" (the hi-only split: a half-precision product).
+	DType   string
+	Defines []string
+	Idea    string // one line: what changed
+	// Split: the step first splits A and B into 16-bit hi and lo parts with mm_split_halves (in the
+	// same file), and the product kernel takes (Ahi, Alo, Bhi, Blo, C, M, N, K).
+	Split bool
+	// Plan returns the launch for shape s on device d, or why the kernel cannot take s.
+	Plan func(s Shape, d gpu.DeviceInfo) (gpu.Config, error)
+}
+
+// Tol is the step's tolerance for dot products of length K (tolerance.go).
+func (st Step) Tol(K int) check.Tolerance { return Tolerance(st.DType, K) }
+
+// needMult refuses a shape whose dimensions are not multiples of the kernel's tile.
+func needMult(name string, s Shape, bm, bn, bk int) error {
+	if s.M%bm != 0 || s.N%bn != 0 || s.K%bk != 0 {
+		return fmt.Errorf("matmul %s: %v is not a multiple of its %d x %d x %d tile (needs M %% %d == 0, N %% %d == 0, K %% %d == 0); use the shared step or Multiply, which take any shape",
+			name, s, bm, bn, bk, bm, bn, bk)
+	}
+	return nil
+}
+
+// needSM80 refuses GPUs without cp.async and mma.sync (compute capability below 8.0).
+func needSM80(name string, d gpu.DeviceInfo) error {
+	if d.Major > 0 && d.Major < 8 {
+		return fmt.Errorf("matmul %s: cp.async and mma.sync need compute capability 8.0 or newer, this GPU is %s", name, d.ComputeCapability())
+	}
+	return nil
+}
+
+// needShared refuses a launch whose dynamic shared memory is over the device's opt-in limit.
+func needShared(name string, d gpu.DeviceInfo, bytes int) error {
+	lim := d.MaxSharedPerBlockOptin
+	if lim == 0 {
+		lim = 227 << 10 // the H100's, when the device is not known (no-GPU mode)
+	}
+	if bytes > lim {
+		return fmt.Errorf("matmul %s: needs %d bytes of shared memory per block, over the device's limit of %d", name, bytes, lim)
+	}
+	return nil
+}
+
+// Shared memory of the pipelined tensor-core steps (3 stages; the defaults of their files).
+const (
+	TF32Shared  = 3 * 4 * (128*36 + 32*136)     // 8_tf32_mma.cu
+	SplitShared = 3 * 2 * (2*128*40 + 2*32*136) // 9_split.cu
+)
+
+func grid2(s Shape, bm, bn int) gpu.Dim { return gpu.D2(gpu.CeilDiv(s.N, bn), gpu.CeilDiv(s.M, bm)) }
+
+func tiled(name string, bm, bn, bk, threads int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
+	return func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
+		if err := needMult(name, s, bm, bn, bk); err != nil {
+			return gpu.Config{}, err
+		}
+		return gpu.Config{Grid: grid2(s, bm, bn), Block: gpu.D1(threads)}, nil
+	}
+}
+
+func pipelined(name string, bk, shared int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
+	return func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
+		if err := needSM80(name, d); err != nil {
+			return gpu.Config{}, err
+		}
+		if err := needMult(name, s, 128, 128, bk); err != nil {
+			return gpu.Config{}, err
+		}
+		if err := needShared(name, d, shared); err != nil {
+			return gpu.Config{}, err
+		}
+		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256), SharedBytes: shared}, nil
+	}
+}
+
+// Steps are the ladder, in order.
+var Steps = []Step{
+	{Name: "1 naive", File: "1_naive.cu", Kernel: "mm_naive", DType: "float32",
+		Idea: "one thread per output, threadIdx.x along the rows: uncoalesced",
+		Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
+			return gpu.Config{Grid: gpu.D2(gpu.CeilDiv(s.M, 16), gpu.CeilDiv(s.N, 16)), Block: gpu.D2(16, 16)}, nil
+		}},
+	{Name: "2 coalesced", File: "2_coalesced.cu", Kernel: "mm_coalesced", DType: "float32",
+		Idea: "threadIdx.x along the columns: B loads and C stores coalesce",
+		Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
+			return gpu.Config{Grid: gpu.D2(gpu.CeilDiv(s.N, 32), gpu.CeilDiv(s.M, 8)), Block: gpu.D2(32, 8)}, nil
+		}},
+	{Name: "3 shared", File: "3_shared.cu", Kernel: "mm_shared", DType: "float32",
+		Idea: "32x32 tiles of A and B staged in shared memory; any shape (the general fallback)",
+		Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
+			return gpu.Config{Grid: grid2(s, 32, 32), Block: gpu.D2(32, 32)}, nil
+		}},
+	{Name: "4 blocktile 1D", File: "4_blocktile_1d.cu", Kernel: "mm_blocktile_1d", DType: "float32",
+		Idea: "8 outputs per thread in a column: 1.125 shared loads per FMA",
+		Plan: tiled("4 blocktile 1D", 64, 64, 8, 512)},
+	{Name: "5 blocktile 2D", File: "5_blocktile_2d.cu", Kernel: "mm_blocktile_2d", DType: "float32",
+		Idea: "8x8 outputs per thread, outer products: 0.25 shared loads per FMA",
+		Plan: tiled("5 blocktile 2D", 128, 128, 8, 256)},
+	{Name: "6 vectorized", File: "6_vectorized.cu", Kernel: "mm_vectorized", DType: "float32",
+		Idea: "float4 loads, A tile transposed and padded: no bank conflicts",
+		Plan: tiled("6 vectorized", 128, 128, 8, 256)},
+	{Name: "7 warp tile", File: "7_warptile.cu", Kernel: "mm_warptile", DType: "float32",
+		Idea: "64x32 warp tiles, cp.async double buffering, conflict-free float4 shared loads",
+		Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
+			if err := needSM80("7 warp tile", d); err != nil {
+				return gpu.Config{}, err
+			}
+			return tiled("7 warp tile", 128, 128, 16, 256)(s, d)
+		}},
+	{Name: "8 tensor core tf32", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "tf32",
+		Idea: "mma.sync m16n8k8 TF32, 3-stage cp.async pipeline: TF32 accuracy",
+		Plan: pipelined("8 tensor core tf32", 32, TF32Shared)},
+	{Name: "8b 3xTF32 split", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3", "ACC2"},
+		Idea: "step 8 with x = tf32 hi + tf32 lo, three products: float32 accuracy at 3x the tensor-core work",
+		Plan: pipelined("8b 3xTF32 split", 32, TF32Shared)},
+	{Name: "9 fp16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Defines: []string{"ACC2"}, Split: true,
+		Idea: "the article's split: x = fp16 hi + fp16 lo (scaled by 2^11), three m16n8k16 products, tile sums added in float32",
+		Plan: pipelined("9 fp16x3 split", 32, SplitShared)},
+}
+
+// Variants are builds of the ladder's files that the lesson measures beside it: the unpadded
+// vectorized kernel (bank conflicts), 3xTF32 and the fp16 split without the two-level
+// accumulation, the bfloat16 split, and the hi-only split (a plain fp16 product).
+var Variants = []Step{
+	{Name: "6 vectorized, no padding", File: "6_vectorized.cu", Kernel: "mm_vectorized", DType: "float32", Defines: []string{"PAD=0"},
+		Idea: "step 6 without the 4-word padding: 2-way bank conflicts on the transposed stores",
+		Plan: tiled("6 vectorized, no padding", 128, 128, 8, 256)},
+	{Name: "8b 3xTF32, one accumulator", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3"},
+		Idea: "3xTF32 accumulating all of K in the tensor core's truncating adds",
+		Plan: pipelined("8b 3xTF32, one accumulator", 32, TF32Shared)},
+	{Name: "9 fp16x3, one accumulator", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Split: true,
+		Idea: "the fp16 split accumulating all of K in the tensor core's truncating adds",
+		Plan: pipelined("9 fp16x3, one accumulator", 32, SplitShared)},
+	{Name: "9 bf16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "bf16x3", Defines: []string{"USE_BF16", "ACC2"}, Split: true,
+		Idea: "x = bf16 hi + bf16 lo: 16 bits of x, float32's range",
+		Plan: pipelined("9 bf16x3 split", 32, SplitShared)},
+	HiOnly,
+}
+
+// HiOnly is the split step with only the hi x hi product: a plain fp16 matrix product, 1e-4-level
+// relative error. It fails the lesson's float32 check at any scale of the inputs, and passes
+// KernelBench's allclose at 1e-2 when the outputs are small.
+var HiOnly = Step{Name: "fp16 only (hi x hi)", File: "9_split.cu", Kernel: "mm_split", DType: "fp16", Defines: []string{"HI_ONLY"}, Split: true,
+	Idea: "the split without its low parts: a half-precision product",
+	Plan: pipelined("fp16 only", 32, SplitShared)}
+
+// Fallback is the step that takes any shape.
+var Fallback = Steps[2]
+
+// StepByName finds a step of the ladder or a variant by its name or its number prefix ("7", "8b").
+func StepByName(name string) (Step, error) {
+	all := append(append([]Step{}, Steps...), Variants...)
+	for _, s := range all {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	for _, s := range all {
+		if len(s.Name) > len(name) && s.Name[:len(name)] == name && s.Name[len(name)] == ' ' {
+			return s, nil
+		}
+	}
+	return Step{}, fmt.Errorf("matmul: no step %q", name)
+}
+
+// Source is a step's CUDA source: code when not empty (a reader's kernel), the embedded file otherwise.
+func (st Step) Source(code string) (compile.Source, error) {
+	if code != "" {
+		return compile.Source{Name: "my_" + st.File, Code: code}, nil
+	}
+	return km.Source(st.File)
+}
+
+// Options are the step's compile options for arch.
+func (st Step) Options(arch string) compile.Options {
+	return compile.Options{Arch: arch, Defines: st.Defines}
+}
+
+// Validate checks the shape against the problem's and the step's limits without launching.
+func (st Step) Validate(s Shape, d gpu.DeviceInfo) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	_, err := st.Plan(s, d)
+	return err
+}
+
+// Pick is the fastest step of the ladder that takes s on d: the last one whose plan accepts it,
+// skipping the TF32 step when accurate is true (float32 accuracy asked for) and the fp16 split when
+// fp16Safe is false (an input at or over fp16's largest value, 65504, would overflow its high part);
+// the shared-memory step, which takes any shape, when none does.
+func Pick(s Shape, d gpu.DeviceInfo, accurate, fp16Safe bool) Step {
+	for i := len(Steps) - 1; i > 2; i-- {
+		st := Steps[i]
+		if (accurate && st.DType == "tf32") || (!fp16Safe && st.DType == "fp16x3") {
+			continue
+		}
+		if st.Validate(s, d) == nil {
+			return st
+		}
+	}
+	return Fallback
+}
