@@ -14,6 +14,7 @@
 #   SANITIZE_TOOLS="memcheck racecheck"       the tools to run (default: all three)
 #   SANITIZE_JOBS=4                           runs at once (default 1; they share the GPU)
 #   SANITIZE_TIMEOUT=900                      seconds each run may take
+#   SANITIZE_RUN='TestA|TestB'                only the tests that match (go test's -run)
 #   COMPUTE_SANITIZER=/path/to/it             which compute-sanitizer (default: the newest CUDA's)
 # Each run's full output is in .scratch/sanitize/<package>.<tool>.log.
 set -euo pipefail
@@ -80,7 +81,7 @@ run() {
   log=$root/$logs/$name.$tool.log
   start=$SECONDS
   (cd "$dir" && KERNELS_SANITIZER=$tool timeout "${SANITIZE_TIMEOUT:-900}" "$sanitizer" --tool "$tool" \
-    --error-exitcode 1 "$bins/$name.test" -test.short -test.count=1 -test.v >"$log" 2>&1) || rc=$?
+    --error-exitcode 1 "$bins/$name.test" -test.short -test.count=1 -test.v ${SANITIZE_RUN:+-test.run "$SANITIZE_RUN"} >"$log" 2>&1) || rc=$?
   errors=$(sed -n 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" | tail -n1)
   hazards=$(sed -n 's/^========= RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' "$log" | tail -n1)
   # racecheck: "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
