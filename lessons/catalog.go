@@ -8,13 +8,14 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/lessons/oneflow"
+	"github.com/cudalessons/cudalessons/lessons/reduce"
 	"github.com/cudalessons/cudalessons/lessons/rwkv"
 	"github.com/cudalessons/cudalessons/lessons/vecadd"
 )
 
 // All returns every lesson in order.
 func All() []lab.Lesson {
-	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson}
+	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, reduce.Lesson}
 }
 
 // Pick returns the lessons whose IDs start with one of the given prefixes ("00", "01_rwkv"); no
