@@ -29,7 +29,7 @@ for c in ARGS.get("softmax") or []:
     x = (torch.rand(c["rows"], c["cols"], device="cuda") * 8 - 4).to(dt[c["dtype"]])
     sm = lambda t: torch.softmax(t, dim=1)
     r = {"eager": bench(lambda: sm(x))}
-    comp, why = compiled(sm, x)
+    comp, why = compiled(sm, x) if c["compile"] else (None, "not measured at this point of the sweep (each shape costs a compilation)")
     r["compiled"] = bench(lambda: comp(x)) if comp else None
     r["why"] = why
     out["softmax"].append(r)
@@ -43,7 +43,7 @@ for c in ARGS.get("layernorm") or []:
     b = torch.rand(norm, device="cuda") - 0.5
     ln = lambda x, w, b: F.layer_norm(x, norm, w, b, 1e-5)
     r = {"eager": bench(lambda: ln(x, w, b))}
-    comp, why = compiled(ln, x, w, b)
+    comp, why = compiled(ln, x, w, b) if c["compile"] else (None, "not measured at this point of the sweep (each shape costs a compilation)")
     r["compiled"] = bench(lambda: comp(x, w, b)) if comp else None
     r["why"] = why
     if c.get("backward"):
@@ -74,6 +74,7 @@ type SoftmaxCase struct {
 	Case       string `json:"-"`
 	Rows, Cols int
 	DType      DType
+	Compile    bool // also measure torch.compile (a compilation per shape)
 }
 
 // LNCase is a layer norm baseline: N samples of the normalised shape Norm (one dimension or the
@@ -83,6 +84,7 @@ type LNCase struct {
 	N        int
 	Norm     []int
 	Backward bool
+	Compile  bool
 }
 
 type torchResult struct {
@@ -118,21 +120,23 @@ func TorchBaselines(env *lab.Env, run *record.Run, sm []SoftmaxCase, ln []LNCase
 		return err
 	}
 	type smArg struct {
-		Rows  int    `json:"rows"`
-		Cols  int    `json:"cols"`
-		DType string `json:"dtype"`
+		Rows    int    `json:"rows"`
+		Cols    int    `json:"cols"`
+		DType   string `json:"dtype"`
+		Compile bool   `json:"compile"`
 	}
 	type lnArg struct {
 		Shape    []int `json:"shape"`
 		Backward bool  `json:"backward"`
+		Compile  bool  `json:"compile"`
 	}
 	var sa []smArg
 	for _, c := range sm {
-		sa = append(sa, smArg{c.Rows, c.Cols, string(c.DType)})
+		sa = append(sa, smArg{c.Rows, c.Cols, string(c.DType), c.Compile})
 	}
 	var la []lnArg
 	for _, c := range ln {
-		la = append(la, lnArg{append([]int{c.N}, c.Norm...), c.Backward})
+		la = append(la, lnArg{append([]int{c.N}, c.Norm...), c.Backward, c.Compile})
 	}
 	args := map[string]any{"warmup": env.Bench.Method.Warmup, "reps": env.Bench.Method.Reps, "softmax": sa, "layernorm": la}
 	var res torchResult
@@ -161,7 +165,9 @@ func TorchBaselines(env *lab.Env, run *record.Run, sm []SoftmaxCase, ln []LNCase
 		r := res.Softmax[i]
 		w := SoftmaxWork(c.DType, c.Rows, c.Cols)
 		add(c.Case, Eager, string(c.DType), shape(c.Rows, c.Cols), int64(c.Cols), w, &r.Eager, nil, "torch.softmax(x, dim=1)")
-		add(c.Case, Compiled, string(c.DType), shape(c.Rows, c.Cols), int64(c.Cols), w, r.Compiled, r.Why, "torch.compile(torch.softmax(x, dim=1))")
+		if c.Compile {
+			add(c.Case, Compiled, string(c.DType), shape(c.Rows, c.Cols), int64(c.Cols), w, r.Compiled, r.Why, "torch.compile(torch.softmax(x, dim=1))")
+		}
 	}
 	for i, c := range ln {
 		r := res.LayerNorm[i]
@@ -171,7 +177,9 @@ func TorchBaselines(env *lab.Env, run *record.Run, sm []SoftmaxCase, ln []LNCase
 		}
 		shp := fmt.Sprint(append([]int{c.N}, c.Norm...))
 		add(c.Case, Eager, "float32", shp, int64(m), LNWork(c.N, m), &r.Eager, nil, "F.layer_norm(x, x.shape[1:], w, b)")
-		add(c.Case, Compiled, "float32", shp, int64(m), LNWork(c.N, m), r.Compiled, r.Why, "torch.compile(F.layer_norm)")
+		if c.Compile {
+			add(c.Case, Compiled, "float32", shp, int64(m), LNWork(c.N, m), r.Compiled, r.Why, "torch.compile(F.layer_norm)")
+		}
 		if c.Backward {
 			add(c.Case+" backward", Eager, "float32", shp, int64(m), LNBackwardWork(c.N, m), r.BwdEager, nil, "autograd.grad(y, (x, w, b), dy): the backward alone")
 			add(c.Case+" forward+backward", Eager, "float32", shp, int64(m), LNForwardBackwardWork(c.N, m), r.FwdBwdEager, nil, "F.layer_norm then autograd.grad")

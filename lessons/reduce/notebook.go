@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
@@ -78,50 +77,17 @@ func CompileAll(env *lab.Env) error {
 	return nil
 }
 
-func sectionPath(section string) (string, error) {
-	dir, err := compile.CacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(dir), "runs", ID+"_"+section+".json"), nil
-}
-
-// SectionResults measures a section (GPU mode, saved for later cells) or returns the recorded run.
+// SectionResults returns the lesson's run for a section's cell: on a GPU the run an earlier cell
+// (or the reproduce command, with the same cache folder) kept on this GPU with this method, measured
+// now when there is none (the whole lesson, once, then kept for the later cells: each cell is a new
+// process); without a GPU the recorded run.
 func SectionResults(env *lab.Env, section string, quick bool) (*record.Run, error) {
-	if !env.GPU() {
-		return env.Recorded(ID)
-	}
-	run, err := RunSection(env, section, quick)
-	if err != nil {
-		return nil, err
-	}
-	if path, perr := sectionPath(section); perr == nil {
-		run.Save(path) // a cache that cannot be written only costs the later cells their numbers
-	}
-	return run, nil
+	return env.Last(Lesson, quick)
 }
 
-// Collected is the whole lesson's run for the closing cells: the sections saved by earlier cells
-// (measuring any that is missing) on a GPU, the recorded run otherwise.
+// Collected is the whole lesson's run for the closing cells (see SectionResults).
 func Collected(env *lab.Env, quick bool) (*record.Run, error) {
-	if !env.GPU() {
-		return env.Recorded(ID)
-	}
-	run := env.NewRun(ID)
-	for _, sec := range Sections {
-		path, err := sectionPath(sec)
-		var part *record.Run
-		if err == nil {
-			part, err = record.Load(path)
-		}
-		if err != nil || part.Receipt.Device.Name != env.Receipt.Device.Name {
-			if part, err = SectionResults(env, sec, quick); err != nil {
-				return nil, err
-			}
-		}
-		merge(run, part)
-	}
-	return run, nil
+	return env.Last(Lesson, quick)
 }
 
 func noRecording(env *lab.Env, err error) error {

@@ -197,10 +197,11 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 		run.Add(rec)
 		prog.Step("step 7 " + string(d))
 	}
-	cases := []SoftmaxCase{{CaseSoftmax, SoftmaxRows, SoftmaxCols, F32}, {CaseSoftmax16, SoftmaxRows, SoftmaxCols, F16},
-		{CaseSoftmax16, SoftmaxRows, SoftmaxCols, BF16}, {CaseShortRows, ShortRows[0], ShortRows[1], F32}}
+	cases := []SoftmaxCase{{CaseSoftmax, SoftmaxRows, SoftmaxCols, F32, true}, {CaseSoftmax16, SoftmaxRows, SoftmaxCols, F16, true},
+		{CaseSoftmax16, SoftmaxRows, SoftmaxCols, BF16, true}, {CaseShortRows, ShortRows[0], ShortRows[1], F32, true}}
 	for _, cols := range sweep {
-		cases = append(cases, SoftmaxCase{CaseSoftmaxSweep, SoftmaxTotal / cols, cols, F32})
+		// torch.compile only at the article's row length (a compilation per shape); eager everywhere.
+		cases = append(cases, SoftmaxCase{CaseSoftmaxSweep, SoftmaxTotal / cols, cols, F32, cols == SoftmaxCols})
 	}
 	TorchBaselines(env, run, cases, nil) // without PyTorch: an "unavailable" record, shown in the tables
 	prog.Step("PyTorch")
@@ -263,9 +264,9 @@ func runLayerNorm(env *lab.Env, run *record.Run, quick bool) error {
 		}
 		sp.Free()
 	}
-	cases := []LNCase{{CaseLN, LNSamples, []int{64, 256, 256}, true}}
+	cases := []LNCase{{CaseLN, LNSamples, []int{64, 256, 256}, true, true}}
 	for _, m := range sweep {
-		cases = append(cases, LNCase{CaseLNSweep, LNSweepTotal / m, []int{m}, false})
+		cases = append(cases, LNCase{CaseLNSweep, LNSweepTotal / m, []int{m}, false, m == 1<<22})
 	}
 	TorchBaselines(env, run, nil, cases)
 	prog.Step("PyTorch")
