@@ -15,7 +15,7 @@ __device__ float block_sum(float v, float *sh) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
     __syncthreads();
-    v = threadIdx.x < THREADS / 32 ? sh[threadIdx.x] : 0.f;
+    v = threadIdx.x % 32 < THREADS / 32 ? sh[threadIdx.x % 32] : 0.f;  // every warp reduces the warps' values: all threads get the sum
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     __syncthreads();
     return v;

@@ -32,7 +32,7 @@ __device__ Welford block_welford(Welford v, Welford *sh) {
         v = chan(v, Welford{__shfl_xor_sync(0xffffffffu, v.n, o), __shfl_xor_sync(0xffffffffu, v.mean, o), __shfl_xor_sync(0xffffffffu, v.m2, o)});
     if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
     __syncthreads();
-    v = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : Welford{0.f, 0.f, 0.f};
+    v = threadIdx.x % 32 < blockDim.x / 32 ? sh[threadIdx.x % 32] : Welford{0.f, 0.f, 0.f};
     for (int o = 16; o > 0; o >>= 1)
         v = chan(v, Welford{__shfl_xor_sync(0xffffffffu, v.n, o), __shfl_xor_sync(0xffffffffu, v.mean, o), __shfl_xor_sync(0xffffffffu, v.m2, o)});
     return v;

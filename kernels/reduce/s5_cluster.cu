@@ -17,8 +17,8 @@
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)  // NVRTC has no <math.h>: +infinity from its bits
 #endif
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
+// The cluster operations are four PTX instructions of sm_90, written inline so that the file
+// needs no header (cooperative_groups' cluster API wraps the same instructions).
 
 #ifndef CLUSTER
 #define CLUSTER 2
@@ -26,6 +26,26 @@ namespace cg = cooperative_groups;
 #ifndef VECS
 #define VECS 8
 #endif
+
+// This block's rank in its cluster (0 .. CLUSTER-1).
+__device__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// A barrier over every thread of every block of the cluster; shared-memory writes before it are
+// visible to the whole cluster after it (arrive releases, wait acquires).
+__device__ void cluster_sync() { asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory"); }
+// Reads the float at p in the shared memory of block `rank` of the cluster (distributed shared
+// memory): mapa turns this block's shared address into that block's.
+__device__ float load_remote(const float *p, unsigned rank) {
+    const unsigned local = (unsigned)__cvta_generic_to_shared(p);
+    unsigned remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
 
 __device__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -51,8 +71,7 @@ extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(102
 softmax_cluster(const float *__restrict__ x, float *__restrict__ y, int rows, int cols) {
     __shared__ float sh[32];
     __shared__ float pair[2];  // this block's (max, sum), read by the whole cluster
-    cg::cluster_group cluster = cg::this_cluster();
-    const int rank = (int)cluster.block_rank();
+    const int rank = (int)cluster_rank();
     const long long row = blockIdx.x / CLUSTER;
     const int n4 = cols / 4, part = blockDim.x * VECS;  // float4s per block
     const float4 *x4 = reinterpret_cast<const float4 *>(x + row * cols);
@@ -79,16 +98,18 @@ softmax_cluster(const float *__restrict__ x, float *__restrict__ y, int rows, in
         pair[0] = m;
         pair[1] = s;
     }
-    cluster.sync();  // every block's pair is written
-    float M = -INFINITY, S = 0.f;
-#pragma unroll
-    for (int r = 0; r < CLUSTER; ++r) M = fmaxf(M, cluster.map_shared_rank(pair, r)[0]);
+    cluster_sync();  // every block's pair is written
+    float pm[CLUSTER], ps[CLUSTER], M = -INFINITY, S = 0.f;
 #pragma unroll
     for (int r = 0; r < CLUSTER; ++r) {
-        const float *p = cluster.map_shared_rank(pair, r);
-        if (p[0] != -INFINITY) S += p[1] * expf(p[0] - M);
+        pm[r] = load_remote(&pair[0], r);
+        ps[r] = load_remote(&pair[1], r);
+        M = fmaxf(M, pm[r]);
     }
-    cluster.sync();  // no block leaves (freeing its shared memory) while another still reads it
+#pragma unroll
+    for (int r = 0; r < CLUSTER; ++r)
+        if (pm[r] != -INFINITY) S += ps[r] * expf(pm[r] - M);
+    cluster_sync();  // no block leaves (freeing its shared memory) while another still reads it
     const float inv = 1.f / S;
 #pragma unroll
     for (int i = 0; i < VECS; ++i) {
