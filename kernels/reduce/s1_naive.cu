@@ -6,7 +6,10 @@
 // Why it is slow: the 32 lanes of a warp walk 32 different rows, so a warp's load touches 32
 // cache lines instead of one, and a 4096-row problem has only 4096 threads: one warp per SM,
 // waiting on memory almost all the time. The row is read three times.
-// Launch: grid ceil(rows / 128), block 128. Limits: rows * cols < 2^63; any cols >= 1.
+// Launch: grid ceil(rows / 128), block 128. Limits: cols <= 65536. One thread adds a row's terms
+// in sequence, and the rounding error of a sequential float sum grows with its length: measured
+// on the H100, rel L2 7.8e-6 at 65536 columns, 1.8e-4 at 262144, past float32's 1e-5 bound. The
+// plan refuses longer rows; the other steps add in trees (a few hundred terms per thread at most).
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)  // NVRTC has no <math.h>: +infinity from its bits
 #endif

@@ -83,6 +83,7 @@ func TestSoftmaxPlansRefuseBeforeLaunch(t *testing.T) {
 		{s3, 4099, true, "cols % 4"}, {s3, 4096, false, "aligned"},
 		{s5, 4098, true, "cols % 4"}, {s5, 262148, true, "limit of 262144"},
 		{s6, 1025, true, "limit of 1024"},
+		{SoftmaxSteps[0], 65540, true, "limit of 65536"},
 	} {
 		_, err := PlanSoftmax(c.s, F32, 3, c.cols, c.aligned)
 		if !refused(err) || !strings.Contains(err.Error(), c.want) {

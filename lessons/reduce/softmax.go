@@ -35,6 +35,10 @@ type SoftmaxStep struct {
 	Plan func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error)
 }
 
+// NaiveMaxCols is the longest row of the naive step: one thread sums it in sequence, and past this
+// length float32's rounding of that sum breaks the fp32 bound (1.8e-4 measured at 262144 columns).
+const NaiveMaxCols = 65536
+
 // ClusterVecs is the number of float4s each thread of the cluster step holds in registers.
 const ClusterVecs = 8
 
@@ -48,6 +52,9 @@ const WarpRowMaxCols = 1024
 var SoftmaxSteps = []SoftmaxStep{
 	{Name: "1 naive", File: "s1_naive.cu", Idea: "a thread per row, three passes", DTypes: []DType{F32},
 		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
+			if cols > NaiveMaxCols {
+				return SoftmaxLaunch{}, fmt.Errorf("softmax step 1 adds a row in sequence in one thread: cols = %d is over its limit of %d (float32 rounding of a longer sequential sum passes the 1e-5 bound); step 2 adds in a tree", cols, NaiveMaxCols)
+			}
 			return SoftmaxLaunch{Kernel: "softmax_naive", Grid: gpu.CeilDiv(rows, 128), Block: 128, Vec: -1}, nil
 		}},
 	{Name: "2 block tree", File: "s2_block_tree.cu", Idea: "a block per row, shared-memory tree reductions", DTypes: []DType{F32},
