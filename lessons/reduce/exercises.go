@@ -6,7 +6,6 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/compile"
-	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
@@ -177,12 +176,4 @@ func timePair(env *lab.Env, mine, ref func() error) (bench.Timing, bench.Timing,
 	}
 	b, err := env.Bench.Time(ref)
 	return a, b, err
-}
-
-// deviceOf is the env's device, or the zero device in the no-GPU mode.
-func deviceOf(env *lab.Env) gpu.DeviceInfo {
-	if env.Session != nil {
-		return env.Session.Device
-	}
-	return env.Receipt.Device
 }

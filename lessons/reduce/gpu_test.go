@@ -9,7 +9,6 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
-	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
@@ -303,5 +302,3 @@ func TestTimings(t *testing.T) {
 	bytes = LNBackwardWork(LNSamples, LNSize).Bytes
 	line("layernorm backward", bwd)
 }
-
-var _ = lab.Open
