@@ -9,6 +9,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 	"github.com/cudalessons/cudalessons/lessons/oneflow"
+	"github.com/cudalessons/cudalessons/lessons/reduce"
 	"github.com/cudalessons/cudalessons/lessons/rwkv"
 	"github.com/cudalessons/cudalessons/lessons/trilinear"
 	"github.com/cudalessons/cudalessons/lessons/vecadd"
@@ -16,7 +17,7 @@ import (
 
 // All returns every lesson in order.
 func All() []lab.Lesson {
-	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, matmul.Lesson, trilinear.Lesson}
+	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, matmul.Lesson, reduce.Lesson, trilinear.Lesson}
 }
 
 // Pick returns the lessons whose IDs start with one of the given prefixes ("00", "01_rwkv"); no

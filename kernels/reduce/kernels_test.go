@@ -1,0 +1,68 @@
+package reduce
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
+)
+
+// Every kernel file compiles with NVRTC for Hopper (no GPU needed), starts with its header comment
+// and declares the kernels the lesson looks up; the cluster step also compiles for every cluster size.
+func TestEveryFileCompiles(t *testing.T) {
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	want := map[string][]string{
+		"s1_naive.cu":                  {"softmax_naive"},
+		"s2_block_tree.cu":             {"softmax_block_tree"},
+		"s3_warp_float4.cu":            {"softmax_warp_float4"},
+		"s4_online.cu":                 {"softmax_online"},
+		"s5_cluster.cu":                {"softmax_cluster"},
+		"s6_warp_row.cu":               {"softmax_warp_row4", "softmax_warp_row1"},
+		"s7_half.cu":                   {"softmax_f16", "softmax_bf16"},
+		"l1_block_per_sample.cu":       {"layernorm_block"},
+		"l2_partial_sums.cu":           {"ln_sumsq_partials", "ln_sumsq_normalize"},
+		"l3_welford.cu":                {"ln_welford_partials", "ln_welford_finalize", "ln_normalize"},
+		"l4_fused.cu":                  {"ln_normalize_fused"},
+		"l5_backward.cu":               {"ln_bwd_partials", "ln_bwd_finalize", "ln_bwd_dx"},
+		"util.cu":                      {"count_nonfinite_f32", "count_nonfinite_16"},
+		"solutions/ex1_warp_reduce.cu": {"softmax_ex1"},
+		"solutions/ex2_online.cu":      {"softmax_ex2"},
+	}
+	all := Kernels.List()
+	if len(all) != len(want) {
+		t.Errorf("files %v, want the %d files of the test", all, len(want))
+	}
+	for _, f := range all {
+		src, err := Source(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(src.Code, "//") {
+			t.Errorf("%s: the file should start with a comment saying what changed and why", f)
+		}
+		res, err := compile.PTX(src, compile.Options{Arch: "compute_90"})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, k := range want[f] {
+			if !strings.Contains(res.PTX, ".entry "+k+"(") {
+				t.Errorf("%s: no kernel %s in the PTX", f, k)
+			}
+		}
+	}
+	for _, c := range []string{"CLUSTER=1", "CLUSTER=4", "CLUSTER=8"} {
+		src, _ := Source("s5_cluster.cu")
+		res, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: []string{c, "VECS=4"}})
+		if err != nil {
+			t.Fatalf("s5_cluster.cu with %s: %v", c, err)
+		}
+		if !strings.Contains(res.PTX, ".reqnctapercluster "+strings.TrimPrefix(c, "CLUSTER=")) {
+			t.Errorf("s5_cluster.cu with %s: the PTX does not ask for that cluster size", c)
+		}
+	}
+	for _, f := range Files() {
+		if strings.HasPrefix(f, "solutions/") {
+			t.Errorf("Files lists the solution %s", f)
+		}
+	}
+}

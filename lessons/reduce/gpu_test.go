@@ -1,0 +1,304 @@
+//go:build !nocuda
+
+package reduce
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+	kr "github.com/cudalessons/cudalessons/kernels/reduce"
+)
+
+// softmaxShapes: one element, odd lengths, lengths off every vector and warp width, misaligned
+// views (offset 1), a short row, rows of a block's size and more, up to the cluster step's limit.
+var softmaxShapes = [][3]int{{1, 1, 0}, {3, 5, 0}, {5, 37, 0}, {4, 128, 0}, {4, 128, 1}, {7, 1000, 0}, {9, 1024, 0},
+	{2, 4099, 0}, {3, 4100, 1}, {2, 8192, 0}, {2, 65536, 0}, {1, 262144, 0}}
+
+// Every softmax step, every dtype it takes, on every shape: checked element by element on a
+// NaN-poisoned output against the float64 softmax, or refused by its plan before any launch.
+func TestSoftmaxSteps(t *testing.T) {
+	env := labtest.Open(t)
+	for i, sh := range softmaxShapes {
+		for _, s := range SoftmaxSteps {
+			if s.Name == SoftmaxSteps[0].Name && sh[1] > 8192 && testing.Short() {
+				continue // the naive kernel is slow under the sanitizer
+			}
+			for _, d := range s.DTypes {
+				p, err := NewSoftmaxProblem(env, d, sh[0], sh[1], uint64(i*10+1), sh[2])
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, plan, err := p.Check(s, "")
+				p.Free()
+				switch {
+				case refused(err):
+					t.Logf("%s %s %v: refused: %v", s.Name, d, sh, err)
+				case err != nil:
+					t.Fatalf("%s %s %v: %v", s.Name, d, sh, err)
+				case !res.OK:
+					t.Errorf("%s %s %v (%s): %v", s.Name, d, sh, plan.Kernel, res.Err())
+				}
+			}
+		}
+	}
+}
+
+// The refusals the plans promise really happen on the GPU's pointers: a misaligned view is refused
+// by the float4 steps and taken (with single floats) by the general ones.
+func TestSoftmaxMisalignedViews(t *testing.T) {
+	env := labtest.Open(t)
+	p, err := NewSoftmaxProblem(env, F32, 3, 64, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	if _, _, err := p.Check(SoftmaxSteps[2], ""); !refused(err) {
+		t.Errorf("step 3 on a misaligned view: %v", err)
+	}
+	if _, _, err := p.Check(SoftmaxSteps[4], ""); !refused(err) {
+		t.Errorf("step 5 on a misaligned view: %v", err)
+	}
+	if _, plan, err := p.Check(SoftmaxSteps[3], ""); err != nil || plan.Vec != 0 {
+		t.Errorf("step 4 on a misaligned view: %+v %v", plan, err)
+	}
+}
+
+// Step 5 at every cluster size, including rows that leave whole blocks of the cluster empty.
+func TestClusterSizes(t *testing.T) {
+	env := labtest.Open(t)
+	for _, cols := range []int{4, 32 * 1024, 32*1024 + 4, 100000, 200004, 262144} {
+		p, err := NewSoftmaxProblem(env, F32, 3, cols, uint64(cols), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, plan, err := p.Check(SoftmaxSteps[4], "")
+		p.Free()
+		if err != nil || !res.OK {
+			t.Errorf("cols %d (%s): %v %v", cols, plan.Note, err, res.Err())
+		}
+	}
+}
+
+var lnShapes = [][3]int{{1, 1, 0}, {3, 7, 0}, {2, 1000, 0}, {5, 4099, 0}, {4, 4100, 1}, {3, 65536, 0}, {17, 3000, 0}, {40, 1024, 0}}
+
+// Every layer norm step on every shape, checked against the float64 layer norm, or refused.
+func TestLayerNormSteps(t *testing.T) {
+	env := labtest.Open(t)
+	for i, sh := range lnShapes {
+		p, err := NewLNProblem(env, sh[0], sh[1], uint64(i+1), false, false, sh[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range LNSteps {
+			res, _, err := p.Check(s, "")
+			switch {
+			case refused(err):
+				t.Logf("%s %v: refused: %v", s.Name, sh, err)
+			case err != nil:
+				t.Fatalf("%s %v: %v", s.Name, sh, err)
+			case !res.OK:
+				t.Errorf("%s %v: %v", s.Name, sh, res.Err())
+			}
+		}
+		p.Free()
+	}
+}
+
+// Mean 1000, standard deviation 0.1: the sum of squares fails, Welford holds.
+func TestStability(t *testing.T) {
+	env := labtest.Open(t)
+	n, m := 4, 1<<20
+	if testing.Short() {
+		n, m = 2, 1<<16
+	}
+	p, err := NewLNProblem(env, n, m, 5, true, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	for _, s := range LNSteps {
+		res, _, err := p.Check(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s", s.Name, res)
+		wantOK := s.Name != LNSteps[1].Name
+		if res.OK != wantOK {
+			t.Errorf("%s on mean 1000, std 0.1: ok = %v, want %v (%s)", s.Name, res.OK, wantOK, res)
+		}
+	}
+}
+
+func TestLayerNormBackward(t *testing.T) {
+	env := labtest.Open(t)
+	shapes := [][2]int{{1, 4}, {2, 8}, {3, 1000}, {5, 4100}, {4, 65536}}
+	if !testing.Short() {
+		shapes = append(shapes, [2]int{LNSamples, LNSize})
+	}
+	for i, sh := range shapes {
+		p, err := NewLNProblem(env, sh[0], sh[1], uint64(30+i), false, true, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.CheckBackward("")
+		p.Free()
+		if err != nil {
+			t.Fatalf("%v: %v", sh, err)
+		}
+		if !res.OK {
+			t.Errorf("backward %v: %v", sh, res.Err())
+		}
+	}
+	p, err := NewLNProblem(env, 3, 7, 1, false, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	if _, err := p.CheckBackward(""); !refused(err) {
+		t.Errorf("backward on M = 7: %v", err)
+	}
+}
+
+// Every solution passes its exercise's check; every untouched starter fails it.
+func TestExercises(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the exercise checks include the article's shape")
+	}
+	env := labtest.Open(t)
+	for _, x := range Lesson.Exercises {
+		sol, err := x.Solution()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := x.Check(env, sol)
+		if err != nil || !r.Passed || !r.Ran {
+			t.Errorf("exercise %d solution: %+v %v", x.Number, r, err)
+		}
+		t.Logf("exercise %d solution: %s; mine %v, %s %v", x.Number, r.Reason, r.Mine, r.RefName, r.Ref)
+		r, err = x.Check(env, x.Starter)
+		if err != nil || r.Passed {
+			t.Errorf("exercise %d starter passed: %+v %v", x.Number, r, err)
+		}
+		t.Logf("exercise %d starter: %s", x.Number, r.Reason)
+	}
+}
+
+// Editing a step in the notebook: the original and an edited copy are checked and timed.
+func TestTry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times at the article's shape")
+	}
+	env := labtest.Open(t)
+	src, _ := kr.Source(SoftmaxSteps[3].File)
+	if err := TrySoftmax(env, SoftmaxSteps[3].Name, strings.ReplaceAll(src.Code, "expf(", "__expf(")); err != nil {
+		t.Error(err)
+	}
+	if err := TryLayerNorm(env, LNSteps[2].Name, ""); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestTimings prints the time of every step and of the cluster step's variants at the article's
+// shapes (not a target: the targets live in the reproduce run).
+func TestTimings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timings")
+	}
+	env := labtest.Open(t)
+	p, err := NewSoftmaxProblem(env, F32, SoftmaxRows, SoftmaxCols, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes := SoftmaxWork(F32, SoftmaxRows, SoftmaxCols).Bytes
+	line := func(name string, run func() error) {
+		tm, err := env.Bench.Time(run)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Logf("TIMING %-44s %s  %.1f%% of copy", name, tm, 100*bytes/(tm.Median*1e-3)/1e9/env.Receipt.CopyGBps)
+	}
+	t.Logf("copy bandwidth %.0f GB/s", env.Receipt.CopyGBps)
+	for _, s := range SoftmaxSteps[:5] {
+		run, _, _, err := p.Launcher(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		line("softmax "+s.Name, run)
+	}
+	for _, vecs := range []int{2, 4, 8, 16} {
+		plan, err := PlanCluster(SoftmaxRows, SoftmaxCols, true, vecs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := kr.Source("s5_cluster.cu")
+		for _, ld := range []string{"__ldcs", "__ldg"} {
+			code := strings.Replace(src.Code, "__ldcs(x4 + j)", ld+"(x4 + j)", 1)
+			for _, st := range []string{"__stcs", "__stwb"} {
+				c := strings.Replace(code, "__stcs(y4 + j", st+"(y4 + j", 1)
+				prog, err := env.BuildWith(compile.Source{Name: "variant.cu", Code: c}, compile.Options{Defines: plan.Defines}, plan.Kernel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, _ := prog.Kernel(plan.Kernel)
+				cfg := gpu.Config{Grid: gpu.D1(plan.Grid), Block: gpu.D1(plan.Block)}
+				run := func() error { return k.Launch(cfg, p.X, p.Y, int32(p.Rows), int32(p.Cols)) }
+				res, err := p.CheckRun(run)
+				if err != nil || !res.OK {
+					t.Errorf("cluster variant vecs %d %s %s: %v %v", vecs, ld, st, err, res.Err())
+					continue
+				}
+				line(fmt.Sprintf("cluster vecs=%d %s (%d regs) %s %s", vecs, plan.Note, k.Attrs.Registers, ld, st), run)
+			}
+		}
+	}
+	p.Free()
+	for _, d := range []DType{F16, BF16} {
+		h, err := NewSoftmaxProblem(env, d, SoftmaxRows, SoftmaxCols, 2, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, _, _, err := h.Launcher(SoftmaxSteps[6], "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes = SoftmaxWork(d, SoftmaxRows, SoftmaxCols).Bytes
+		line("softmax 7 "+string(d), run)
+		h.Free()
+	}
+	q, err := NewSoftmaxProblem(env, F32, ShortRows[0], ShortRows[1], 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes = SoftmaxWork(F32, ShortRows[0], ShortRows[1]).Bytes
+	for _, s := range SoftmaxSteps[1:6] {
+		run, _, _, err := q.Launcher(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		line("short rows "+s.Name, run)
+	}
+	q.Free()
+	ln, err := NewLNProblem(env, LNSamples, LNSize, 1, false, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Free()
+	bytes = LNWork(LNSamples, LNSize).Bytes
+	for _, s := range LNSteps {
+		run, plan, err := ln.Launcher(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		line(fmt.Sprintf("layernorm %s P=%d", s.Name, plan.P), run)
+	}
+	bwd, _, err := ln.BackwardLauncher("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes = LNBackwardWork(LNSamples, LNSize).Bytes
+	line("layernorm backward", bwd)
+}

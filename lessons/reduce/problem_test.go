@@ -1,0 +1,209 @@
+package reduce
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/record"
+)
+
+func TestSoftmaxRowReference(t *testing.T) {
+	x := []float32{1, 2, 3, 1000} // 1000 would overflow exp without the max subtraction
+	y := SoftmaxRow(x)
+	sum := 0.0
+	for _, v := range y {
+		sum += v
+	}
+	if math.Abs(sum-1) > 1e-15 || math.IsNaN(y[3]) || y[3] < 0.999 {
+		t.Errorf("softmax %v: sum %v", y, sum)
+	}
+	y = SoftmaxRow([]float32{0.5, -0.25})
+	want := math.Exp(0.5) / (math.Exp(0.5) + math.Exp(-0.25))
+	if math.Abs(y[0]-want) > 1e-15 {
+		t.Errorf("softmax[0] = %v, want %v", y[0], want)
+	}
+}
+
+// The article's correctness hole: zeros pass allclose(1e-2) on long rows; our check rejects them,
+// and so does the 16-bit tolerance derived from the reference.
+func TestZerosPassKernelBenchButNotOurs(t *testing.T) {
+	kb, ours := ZerosCheck(4, SoftmaxCols, 1)
+	if !kb.OK {
+		t.Errorf("zeros should pass atol=rtol=1e-2 on rows of 65536: %s", kb)
+	}
+	if ours.OK || ours.RelL2 != 1 {
+		t.Errorf("zeros should fail the fp32 check with rel L2 1: %s", ours)
+	}
+	want := SoftmaxRow(Uniform(F32, SoftmaxCols, -4, 4, 2))
+	for _, d := range []DType{F16, BF16} {
+		tol := SoftmaxTolerance(d, want)
+		if tol.RelL2 <= 0 || tol.RelL2 > 0.05 {
+			t.Errorf("%s: derived norm bound %g", d, tol.RelL2)
+		}
+		if check.Compare(make([]float64, len(want)), want, tol).OK {
+			t.Errorf("%s: zeros pass the 16-bit tolerance", d)
+		}
+		// The correctly rounded outputs pass it.
+		got := make([]float64, len(want))
+		for i, w := range want {
+			got[i] = float64(d.Round(float32(w)))
+		}
+		if r := check.Compare(got, want, tol); !r.OK {
+			t.Errorf("%s: correctly rounded outputs fail: %s", d, r)
+		}
+	}
+}
+
+func refused(err error) bool {
+	var r *Refusal
+	return errors.As(err, &r)
+}
+
+func TestSoftmaxPlansRefuseBeforeLaunch(t *testing.T) {
+	for _, s := range SoftmaxSteps {
+		d := s.DTypes[0]
+		for _, c := range [][2]int{{0, 5}, {5, 0}, {-1, 3}} {
+			if _, err := PlanSoftmax(s, d, c[0], c[1], true); !refused(err) {
+				t.Errorf("%s %v: %v", s.Name, c, err)
+			}
+		}
+	}
+	s3, s5, s6 := SoftmaxSteps[2], SoftmaxSteps[4], SoftmaxSteps[5]
+	for _, c := range []struct {
+		s       SoftmaxStep
+		cols    int
+		aligned bool
+		want    string
+	}{
+		{s3, 4099, true, "cols % 4"}, {s3, 4096, false, "aligned"},
+		{s5, 4098, true, "cols % 4"}, {s5, 262148, true, "limit of 262144"},
+		{s6, 1025, true, "limit of 1024"},
+		{SoftmaxSteps[0], 65540, true, "limit of 65536"},
+	} {
+		_, err := PlanSoftmax(c.s, F32, 3, c.cols, c.aligned)
+		if !refused(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s cols %d aligned %v: %v, want a refusal naming %q", c.s.Name, c.cols, c.aligned, err, c.want)
+		}
+	}
+	if _, err := PlanSoftmax(SoftmaxSteps[6], F32, 3, 8, true); !refused(err) {
+		t.Errorf("step 7 took float32: %v", err)
+	}
+	// The general steps take what the vector steps refuse, with a note.
+	if l, err := PlanSoftmax(SoftmaxSteps[3], F32, 3, 4099, false); err != nil || l.Vec != 0 {
+		t.Errorf("step 4 on cols 4099 misaligned: %+v %v", l, err)
+	}
+	if l, err := PlanSoftmax(s6, F32, 3, 37, true); err != nil || l.Kernel != "softmax_warp_row1" {
+		t.Errorf("step 6 on cols 37: %+v %v", l, err)
+	}
+}
+
+func TestPlanCluster(t *testing.T) {
+	for _, c := range []struct{ cols, cluster, threads int }{
+		{65536, 2, 1024}, {262144, 8, 1024}, {128, 1, 32}, {4, 1, 32}, {32768, 1, 1024}, {32772, 2, 544},
+	} {
+		l, err := PlanCluster(10, c.cols, true, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Grid != 10*c.cluster || l.Block != c.threads || l.Defines[0] != "CLUSTER="+itoa(c.cluster) {
+			t.Errorf("cols %d: %+v, want cluster %d of %d threads", c.cols, l, c.cluster, c.threads)
+		}
+		if c.cluster*l.Block*8*4 < c.cols {
+			t.Errorf("cols %d: the launch does not cover the row", c.cols)
+		}
+	}
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }
+
+func TestLayerNormPlansRefuseBeforeLaunch(t *testing.T) {
+	dev := gpu.DeviceInfo{SMs: 132}
+	for _, s := range LNSteps {
+		for _, c := range [][2]int{{0, 5}, {5, 0}, {70000, 4}} {
+			if _, err := PlanLayerNorm(dev, s, c[0], c[1], true); !refused(err) {
+				t.Errorf("%s %v: %v", s.Name, c, err)
+			}
+		}
+	}
+	if _, err := PlanLayerNorm(dev, LNSteps[3], 4, 4099, true); !refused(err) || !strings.Contains(err.Error(), "M % 4") {
+		t.Errorf("step 4 on M = 4099: %v", err)
+	}
+	if _, err := PlanLayerNorm(dev, LNSteps[2], 1, 1<<24, true); !refused(err) || !strings.Contains(err.Error(), "2^24") {
+		t.Errorf("step 3 on M = 2^24: %v", err)
+	}
+	p, err := PlanLayerNorm(dev, LNSteps[3], LNSamples, LNSize, true)
+	if err != nil || p.Vec != 1 || p.P != 132 || p.FusedGridX != LNSize/4/256 {
+		t.Errorf("the article's shape: %+v %v", p, err)
+	}
+	if p, err := PlanLayerNorm(dev, LNSteps[2], 3, 7, false); err != nil || p.Vec != 0 || p.P != 1 {
+		t.Errorf("(3, 7) misaligned: %+v %v", p, err)
+	}
+}
+
+// The float64 backward is proven by finite differences (and a wrong one would not pass).
+func TestLayerNormBackwardByFiniteDifferences(t *testing.T) {
+	for _, s := range [][2]int{{1, 1}, {2, 5}, {3, 37}} {
+		if e, err := ProveBackward(s[0], s[1], uint64(s[1])); err != nil {
+			t.Errorf("%v: %v", s, err)
+		} else {
+			t.Logf("%v: max relative error %.2g", s, e)
+		}
+	}
+}
+
+func TestLayerNormReference(t *testing.T) {
+	x := []float32{1, 2, 3, 4}
+	w := []float32{1, 1, 2, 1}
+	b := []float32{0, 0, 0, 1}
+	y, mean, rstd := LayerNormSample(x, w, b, 0)
+	if mean != 2.5 || math.Abs(rstd-1/math.Sqrt(1.25)) > 1e-15 {
+		t.Errorf("mean %v rstd %v", mean, rstd)
+	}
+	want := []float64{-1.5 * rstd, -0.5 * rstd, 2 * 0.5 * rstd, 1.5*rstd + 1}
+	for i := range y {
+		if math.Abs(y[i]-want[i]) > 1e-15 {
+			t.Errorf("y[%d] = %v, want %v", i, y[i], want[i])
+		}
+	}
+}
+
+func TestSumOfSquaresFailsWhereWelfordHolds(t *testing.T) {
+	h := float32(0.1 * math.Sqrt(3))
+	xs := Uniform(F32, 1<<16, 1000-h, 1000+h, 3)
+	ss, w := VarianceInFloat32(xs)
+	exact := 0.01 // the variance of U(-h, h) is h^2/3 = 0.01; the sample's is within a percent
+	if math.Abs(float64(ss)-exact)/exact < 0.5 {
+		t.Errorf("sum of squares gave %v: expected it to lose the variance (about 0.01)", ss)
+	}
+	if math.Abs(float64(w)-exact)/exact > 0.05 {
+		t.Errorf("Welford gave %v, want about 0.01", w)
+	}
+}
+
+func TestTargetsFromARun(t *testing.T) {
+	run := &record.Run{}
+	add := func(c, v, kind string, ms, pct float64, ok bool) {
+		run.Add(record.Record{Case: c, Variant: v, Kind: kind, MedianMS: ms, PctBW: pct, Correct: ok})
+	}
+	add(CaseSoftmax, "5 cluster, read once", "kernel", 0.8, 90, true)
+	add(CaseSoftmax, "3 warp shuffles + float4", "kernel", 0.7, 95, false) // wrong: never "best"
+	add(CaseSoftmax, Compiled, "baseline", 1.06, 60, false)
+	add(CaseLN, "4 fused normalise + affine", "kernel", 0.3, 80, true)
+	add(CaseLN, Compiled, "baseline", 0.284, 80, false)
+	add(CaseLN, Eager, "baseline", 8, 3, false)
+	tg := Targets(run)
+	want := []bool{true, true, false, true}
+	for i, w := range want {
+		if !tg[i].Known || tg[i].Met != w {
+			t.Errorf("target %q: %+v, want met=%v", tg[i].Goal, tg[i], w)
+		}
+	}
+	if len(TargetsTable(run).Rows) != len(tg) {
+		t.Error("targets table rows")
+	}
+}

@@ -1,0 +1,211 @@
+// Package reduce is lesson 04, row reductions: softmax and layer norm, after the KernelBench
+// article's generated kernels (Stanford CRFM), taught properly and with what the article got wrong.
+//
+// Softmax over the rows of (4096, 65536) float32 climbs from a naive thread-per-row kernel to a
+// kernel that reads each row exactly once by splitting it across a Hopper thread block cluster;
+// a warp per row handles short rows, and half and bfloat16 rows use float arithmetic. Layer norm
+// over the last three dimensions of (16, 64, 256, 256) climbs from one block per sample to
+// Welford statistics and a normalise pass that loads the weight and bias once, and has a backward
+// checked by finite differences. Every step is checked against a float64 reference on
+// NaN-poisoned outputs and timed beside PyTorch eager and torch.compile in the same run.
+//
+//	env, _ := lab.Open()
+//	run, err := env.Results(reduce.Lesson, false) // measured on a GPU, recorded otherwise
+//	for _, t := range reduce.Tables(run) { t.Display() }
+package reduce
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/half"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+)
+
+// ID names the lesson's results and notebook.
+const ID = "04_reductions"
+
+// Lesson is lesson 04 for the reproduce command.
+var Lesson = lab.Lesson{ID: ID, Title: "Row reductions: softmax and layer norm, and what the generated kernels got wrong",
+	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises}
+
+// The article's workloads.
+const (
+	SoftmaxRows = 4096
+	SoftmaxCols = 65536
+	LNSamples   = 16
+	LNSize      = 64 * 256 * 256 // the normalised size: the last three dimensions of (16, 64, 256, 256)
+	LNEps       = 1e-5           // F.layer_norm's default
+)
+
+// DType is an element type of the lesson.
+type DType string
+
+// The lesson's element types.
+const (
+	F32  DType = "float32"
+	F16  DType = "float16"
+	BF16 DType = "bfloat16"
+)
+
+// Size is the element size in bytes.
+func (d DType) Size() int {
+	if d == F32 {
+		return 4
+	}
+	return 2
+}
+
+// Round returns v as the dtype stores it (round to nearest even).
+func (d DType) Round(v float32) float32 {
+	switch d {
+	case F16:
+		return half.FromFloat32(v).Float32()
+	case BF16:
+		return half.BF16FromFloat32(v).Float32()
+	}
+	return v
+}
+
+// bits16 is v (already representable) as the 16-bit pattern of a 16-bit dtype.
+func (d DType) bits16(v float32) uint16 {
+	if d == BF16 {
+		return uint16(half.BF16FromFloat32(v))
+	}
+	return uint16(half.FromFloat32(v))
+}
+
+// from16 is the value of a 16-bit pattern.
+func (d DType) from16(b uint16) float64 {
+	if d == BF16 {
+		return float64(half.BF16(b).Float32())
+	}
+	return half.Half(b).Float64()
+}
+
+// Uniform fills n values uniformly in [lo, hi) from a seeded generator, rounded to the dtype.
+func Uniform(d DType, n int, lo, hi float32, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = d.Round(lo + (hi-lo)*r.Float32())
+	}
+	return out
+}
+
+// SoftmaxRow is the float64 softmax of one row: exp(x - max) / sum exp(x - max).
+func SoftmaxRow(x []float32) []float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, float64(v))
+	}
+	out := make([]float64, len(x))
+	s := 0.0
+	for i, v := range x {
+		out[i] = math.Exp(float64(v) - m)
+		s += out[i]
+	}
+	for i := range out {
+		out[i] /= s
+	}
+	return out
+}
+
+// SoftmaxTolerance is the check of a softmax output in dtype d, for rows whose float64 softmax is
+// want. Float32 outputs use check.FP32: the kernels' sums are at most a few hundred terms per
+// thread followed by a tree, and every output shares its row's sum, so the error stays near float's
+// 1e-7. A 16-bit output is rounded once from a float result: it may land one spacing of its dtype
+// away (half a spacing of rounding, plus float error that can cross a rounding boundary), so the
+// elementwise bound is one ulp: 2^-10 relative for half, 2^-7 for bfloat16, and for half 2^-24
+// absolute (the spacing of its subnormals: at 64K columns every output, about 1.5e-5, is below
+// half's smallest normal number 6.1e-5). The norm bound is the norm of that elementwise bound over
+// want, so it is derived, not chosen: an all-zero output still fails it.
+func SoftmaxTolerance(d DType, want []float64) check.Tolerance {
+	if d == F32 {
+		return check.FP32
+	}
+	t := check.Tolerance{Name: "fp16-softmax", Rel: math.Ldexp(1, -10), Abs: math.Ldexp(1, -24),
+		Why: "one half ulp: 2^-10 relative, 2^-24 absolute (subnormal spacing); norm bound = the norm of that bound over the reference"}
+	if d == BF16 {
+		t = check.Tolerance{Name: "bf16-softmax", Rel: math.Ldexp(1, -7), Abs: 1e-38,
+			Why: "one bfloat16 ulp: 2^-7 relative; norm bound = the norm of that bound over the reference"}
+	}
+	var num, den float64
+	for _, w := range want {
+		e := t.Abs + t.Rel*math.Abs(w)
+		num += e * e
+		den += w * w
+	}
+	if den > 0 {
+		t.RelL2 = math.Sqrt(num / den)
+	}
+	return t
+}
+
+// KernelBench is the article's correctness rule: allclose with atol = rtol = 1e-2 and no norm
+// check. Returning zeros passes it on long softmax rows, whose outputs are all far below 1e-2.
+var KernelBench = check.Tolerance{Name: "KernelBench atol=rtol=1e-2", RelL2: math.Inf(1), Rel: 1e-2, Abs: 1e-2,
+	Why: "the article's allclose(atol=1e-2, rtol=1e-2), no relative-error check"}
+
+// ShiftedTolerance is the check of a layer norm on inputs with mean 1000 and standard deviation
+// 0.1. Its condition number is kappa = |mean| / std = 1e4: the float32 mean alone is off by up to
+// half an ulp of 1000 (3.05e-5, which is 3.05e-4 standard deviations), so even an exact algorithm
+// in float32 is about u * kappa = 6e-4 away from the float64 answer. A stable algorithm stays
+// within a few u * kappa; this bound is 4 u * kappa = 2.4e-3. The sum-of-squares variance has
+// error about u * kappa^2 = 6: nothing is left.
+var ShiftedTolerance = check.Tolerance{Name: "fp32, mean 1000 std 0.1", RelL2: 2.4e-3, Rel: 2.4e-3, Abs: 2.4e-3,
+	Why: "condition number |mean|/std = 1e4: float32's u (6e-8) x 1e4 = 6e-4 for any float32 algorithm; a stable one stays within 4 u kappa"}
+
+// LayerNormSample is the float64 layer norm of one sample x with weight w and bias b, and the
+// sample's mean and 1/sqrt(var + eps) (the biased variance, by the two-pass formula).
+func LayerNormSample(x, w, b []float32, eps float64) (y []float64, mean, rstd float64) {
+	for _, v := range x {
+		mean += float64(v)
+	}
+	mean /= float64(len(x))
+	var q float64
+	for _, v := range x {
+		d := float64(v) - mean
+		q += d * d
+	}
+	rstd = 1 / math.Sqrt(q/float64(len(x))+eps)
+	y = make([]float64, len(x))
+	for i, v := range x {
+		y[i] = (float64(v)-mean)*rstd*float64(w[i]) + float64(b[i])
+	}
+	return y, mean, rstd
+}
+
+// LayerNormBackward is the float64 backward of layer norm on x (N samples of M), given dy: with
+// xhat = (x - mean) rstd and g = dy w, dx = rstd (g - mean(g) - xhat mean(g xhat)) per sample,
+// dw = sum_n dy xhat and db = sum_n dy. TestLayerNormBackwardByFiniteDifferences proves it.
+func LayerNormBackward(x, w, dy []float32, N, M int, eps float64) (dx, dw, db []float64) {
+	dx = make([]float64, N*M)
+	dw = make([]float64, M)
+	db = make([]float64, M)
+	xhat := make([]float64, M)
+	for n := 0; n < N; n++ {
+		xs, ds := x[n*M:(n+1)*M], dy[n*M:(n+1)*M]
+		_, mean, rstd := LayerNormSample(xs, w, w, eps) // the statistics (y is not needed)
+		var c1, c2 float64
+		for i := range xs {
+			xhat[i] = (float64(xs[i]) - mean) * rstd
+			g := float64(ds[i]) * float64(w[i])
+			c1 += g
+			c2 += g * xhat[i]
+			dw[i] += float64(ds[i]) * xhat[i]
+			db[i] += float64(ds[i])
+		}
+		c1 /= float64(M)
+		c2 /= float64(M)
+		for i := range xs {
+			dx[n*M+i] = rstd * (float64(ds[i])*float64(w[i]) - c1 - xhat[i]*c2)
+		}
+	}
+	return dx, dw, db
+}
+
+// shape prints rows x cols.
+func shape(rows, cols int) string { return fmt.Sprintf("(%d, %d)", rows, cols) }

@@ -1,0 +1,314 @@
+package reduce
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// Sections of the lesson, each runnable alone (a notebook cell runs one).
+const (
+	SecSoftmax   = "softmax"
+	SecLayerNorm = "layernorm"
+)
+
+// Sections are the lesson's parts, in order.
+var Sections = []string{SecSoftmax, SecLayerNorm}
+
+// The cases (record.Record.Case) of a run.
+const (
+	CaseSoftmax      = "softmax"
+	CaseSoftmax16    = "softmax 16-bit"
+	CaseShortRows    = "softmax short rows"
+	CaseSoftmaxSweep = "softmax sweep"
+	CaseZeros        = "zeros check"
+	CaseLN           = "layernorm"
+	CaseLNBackward   = "layernorm backward"
+	CaseLNFwdBwd     = "layernorm forward+backward"
+	CaseStability    = "stability"
+	CaseLNSweep      = "layernorm sweep"
+)
+
+// SoftmaxTotal is the fixed number of elements of the softmax sweep: the article's 4096 x 65536.
+const SoftmaxTotal = SoftmaxRows * SoftmaxCols
+
+// ShortRows is the short-row case: 65536 rows of 128.
+var ShortRows = [2]int{65536, 128}
+
+// SoftmaxSweep are the row lengths of the sweep at SoftmaxTotal elements.
+func SoftmaxSweep(quick bool) []int {
+	if quick {
+		return []int{1024, 65536, 262144}
+	}
+	return []int{1024, 4096, 16384, 65536, 262144}
+}
+
+// LNSweepTotal is the fixed number of elements of the layer norm sweep (N = total / M).
+const LNSweepTotal = 1 << 25
+
+// LNSweep are the normalised sizes of the layer norm sweep.
+func LNSweep(quick bool) []int {
+	if quick {
+		return []int{1024, 1 << 22}
+	}
+	return []int{1024, 16384, 1 << 18, 1 << 22}
+}
+
+// sweepSteps are the softmax steps of the sweep (step 6 only where it applies).
+var sweepSteps = []int{2, 3, 4, 5}
+
+// Run measures the whole lesson.
+func Run(env *lab.Env, quick bool) (*record.Run, error) {
+	run := env.NewRun(ID)
+	for _, sec := range Sections {
+		part, err := RunSection(env, sec, quick)
+		if err != nil {
+			return nil, err
+		}
+		merge(run, part)
+	}
+	return run, nil
+}
+
+func merge(dst, src *record.Run) {
+	dst.Records = append(dst.Records, src.Records...)
+	dst.Kernels = append(dst.Kernels, src.Kernels...)
+	if src.Receipt.Torch != "" {
+		dst.Receipt.Torch = src.Receipt.Torch
+	}
+}
+
+// RunSection measures one section ("softmax" or "layernorm").
+func RunSection(env *lab.Env, section string, quick bool) (*record.Run, error) {
+	if !env.GPU() {
+		return nil, fmt.Errorf("lesson %s: measuring needs a GPU (%s)", ID, env.Mode)
+	}
+	run := env.NewRun(ID)
+	switch section {
+	case SecSoftmax:
+		return run, runSoftmax(env, run, quick)
+	case SecLayerNorm:
+		return run, runLayerNorm(env, run, quick)
+	}
+	return nil, fmt.Errorf("lesson %s: no section %q (sections: %v)", ID, section, Sections)
+}
+
+// ZerosCheck is the article's correctness hole, on the CPU: an all-zero output for rows of cols
+// random values, judged by KernelBench's allclose(atol=rtol=1e-2) and by this lesson's float32 check.
+func ZerosCheck(rows, cols int, seed uint64) (kernelBench, ours check.Result) {
+	x := Uniform(F32, rows*cols, -4, 4, seed)
+	var want []float64
+	for r := 0; r < rows; r++ {
+		want = append(want, SoftmaxRow(x[r*cols:(r+1)*cols])...)
+	}
+	zeros := make([]float64, len(want))
+	return check.Compare(zeros, want, KernelBench), check.Compare(zeros, want, check.FP32)
+}
+
+func zerosRecords(run *record.Run) {
+	kb, ours := ZerosCheck(8, SoftmaxCols, 5)
+	shp := shape(8, SoftmaxCols)
+	run.Add(record.Record{Case: CaseZeros, Variant: "KernelBench allclose(atol=rtol=1e-2)", Kind: "reference", DType: "float32", Shape: shp,
+		RelL2: kb.RelL2, MaxAbs: kb.MaxAbs, Correct: kb.OK, Tol: kb.Tol.Name, Note: "an all-zero output, judged on the CPU"})
+	run.Add(record.Record{Case: CaseZeros, Variant: "this lesson's check (fp32)", Kind: "reference", DType: "float32", Shape: shp,
+		RelL2: ours.RelL2, MaxAbs: ours.MaxAbs, Correct: ours.OK, Tol: ours.Tol.Name, Note: "an all-zero output, judged on the CPU"})
+}
+
+func stepByNumber(n int) SoftmaxStep { return SoftmaxSteps[n-1] }
+
+func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
+	sweep := SoftmaxSweep(quick)
+	prog := show.NewProgress("lesson 04: softmax", 5+len(sweep)*(len(sweepSteps)+1)+5+2+1)
+	defer prog.Done()
+	run.Add(env.CopyRecord(CaseSoftmax))
+	zerosRecords(run)
+	p, err := NewSoftmaxProblem(env, F32, SoftmaxRows, SoftmaxCols, 1, 0)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	for _, s := range SoftmaxSteps[:5] {
+		rec, err := p.Measure(CaseSoftmax, s, "", "")
+		if err != nil {
+			return err
+		}
+		run.Add(rec)
+		if _, plan, pr, err := p.Launcher(s, ""); err == nil {
+			run.Kernels = append(run.Kernels, pr.Report(plan.Kernel, plan.Block, 0))
+		}
+		prog.Step(s.Name)
+	}
+	for _, cols := range sweep {
+		q, err := p.Reshape(SoftmaxTotal/cols, cols)
+		if err != nil {
+			return err
+		}
+		steps := append([]int{}, sweepSteps...)
+		if cols <= WarpRowMaxCols {
+			steps = append(steps, 6)
+		}
+		for _, n := range steps {
+			rec, err := q.Measure(CaseSoftmaxSweep, stepByNumber(n), "", "")
+			if err != nil {
+				return err
+			}
+			run.Add(rec)
+			prog.Step(fmt.Sprintf("%s cols=%d", stepByNumber(n).Name, cols))
+		}
+	}
+	p.Free()
+	short, err := NewSoftmaxProblem(env, F32, ShortRows[0], ShortRows[1], 3, 0)
+	if err != nil {
+		return err
+	}
+	for _, n := range []int{2, 3, 4, 5, 6} {
+		rec, err := short.Measure(CaseShortRows, stepByNumber(n), "", "")
+		if err != nil {
+			short.Free()
+			return err
+		}
+		run.Add(rec)
+		if n == 6 {
+			if _, plan, pr, err := short.Launcher(stepByNumber(6), ""); err == nil {
+				run.Kernels = append(run.Kernels, pr.Report(plan.Kernel, plan.Block, 0))
+			}
+		}
+		prog.Step(fmt.Sprintf("short rows %s", stepByNumber(n).Name))
+	}
+	short.Free()
+	for _, d := range []DType{F16, BF16} {
+		h, err := NewSoftmaxProblem(env, d, SoftmaxRows, SoftmaxCols, 4, 0)
+		if err != nil {
+			return err
+		}
+		rec, err := h.Measure(CaseSoftmax16, SoftmaxSteps[6], "", "")
+		if err == nil && d == F16 {
+			if _, plan, pr, err := h.Launcher(SoftmaxSteps[6], ""); err == nil {
+				run.Kernels = append(run.Kernels, pr.Report(plan.Kernel, plan.Block, 0))
+			}
+		}
+		h.Free()
+		if err != nil {
+			return err
+		}
+		run.Add(rec)
+		prog.Step("step 7 " + string(d))
+	}
+	cases := []SoftmaxCase{{CaseSoftmax, SoftmaxRows, SoftmaxCols, F32, true}, {CaseSoftmax16, SoftmaxRows, SoftmaxCols, F16, true},
+		{CaseSoftmax16, SoftmaxRows, SoftmaxCols, BF16, true}, {CaseShortRows, ShortRows[0], ShortRows[1], F32, true}}
+	for _, cols := range sweep {
+		// torch.compile only at the article's row length (a compilation per shape); eager everywhere.
+		cases = append(cases, SoftmaxCase{CaseSoftmaxSweep, SoftmaxTotal / cols, cols, F32, cols == SoftmaxCols})
+	}
+	TorchBaselines(env, run, cases, nil) // without PyTorch: an "unavailable" record, shown in the tables
+	prog.Step("PyTorch")
+	return nil
+}
+
+func runLayerNorm(env *lab.Env, run *record.Run, quick bool) error {
+	sweep := LNSweep(quick)
+	prog := show.NewProgress("lesson 04: layer norm", len(LNSteps)+2+3+len(sweep)*3+1)
+	defer prog.Done()
+	run.Add(env.CopyRecord(CaseLN))
+	p, err := NewLNProblem(env, LNSamples, LNSize, 1, false, true, 0)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	for _, s := range LNSteps {
+		rec, err := p.Measure(CaseLN, s, "", "", false)
+		if err != nil {
+			return err
+		}
+		run.Add(rec)
+		prog.Step(s.Name)
+	}
+	if err := measureBackward(env, run, p); err != nil {
+		return err
+	}
+	prog.Step("backward")
+	p.Free()
+
+	q, err := NewLNProblem(env, LNSamples, LNSize, 2, true, false, 0)
+	if err != nil {
+		return err
+	}
+	for _, s := range LNSteps[1:] {
+		rec, err := q.Measure(CaseStability, s, "", "", true)
+		if err != nil {
+			q.Free()
+			return err
+		}
+		rec.Note = "x: mean 1000, std 0.1; " + rec.Note
+		run.Add(rec)
+		prog.Step("mean 1000: " + s.Name)
+	}
+	q.Free()
+	for _, m := range sweep {
+		n := LNSweepTotal / m
+		sp, err := NewLNProblem(env, n, m, uint64(m), false, false, 0)
+		if err != nil {
+			return err
+		}
+		for _, s := range LNSteps[1:] {
+			rec, err := sp.Measure(CaseLNSweep, s, "", "", false)
+			if err != nil {
+				sp.Free()
+				return err
+			}
+			run.Add(rec)
+			prog.Step(fmt.Sprintf("%s M=%d", s.Name, m))
+		}
+		sp.Free()
+	}
+	cases := []LNCase{{CaseLN, LNSamples, []int{64, 256, 256}, true, true}}
+	for _, m := range sweep {
+		cases = append(cases, LNCase{CaseLNSweep, LNSweepTotal / m, []int{m}, false, m == 1<<22})
+	}
+	TorchBaselines(env, run, nil, cases)
+	prog.Step("PyTorch")
+	return nil
+}
+
+// measureBackward checks the backward and times it alone and with the forward (step 4).
+func measureBackward(env *lab.Env, run *record.Run, p *LNProblem) error {
+	res, err := p.CheckBackward("")
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		return fmt.Errorf("layer norm backward: %w", res.Err())
+	}
+	shp := fmt.Sprintf("(%d, %d)", p.N, p.M)
+	bwd, plan, err := p.BackwardLauncher("")
+	if err != nil {
+		return err
+	}
+	fwd, _, err := p.Launcher(LNSteps[3], "")
+	if err != nil {
+		return err
+	}
+	note := fmt.Sprintf("P = %d; dx, dw, db checked (%s)", plan.P, p.Checked())
+	rec := record.Record{Case: CaseLNBackward, Variant: "ours", Kind: "kernel", DType: "float32", Shape: shp, Size: int64(p.M),
+		RelL2: res.RelL2, MaxAbs: res.MaxAbs, Correct: true, Tol: res.Tol.Name, Note: note}
+	if rec, err = env.Measure(rec, LNBackwardWork(p.N, p.M), bwd); err != nil {
+		return err
+	}
+	run.Add(rec)
+	fb := record.Record{Case: CaseLNFwdBwd, Variant: "ours (step 4 + backward)", Kind: "kernel", DType: "float32", Shape: shp, Size: int64(p.M),
+		RelL2: res.RelL2, MaxAbs: res.MaxAbs, Correct: true, Tol: res.Tol.Name, Note: note}
+	fb, err = env.Measure(fb, LNForwardBackwardWork(p.N, p.M), func() error {
+		if err := fwd(); err != nil {
+			return err
+		}
+		return bwd()
+	})
+	if err != nil {
+		return err
+	}
+	run.Add(fb)
+	return nil
+}
