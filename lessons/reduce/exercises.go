@@ -122,6 +122,7 @@ func checkExercise(env *lab.Env, n int, code, kernel string, needShuffles bool) 
 	}
 	if !env.GPU() {
 		r.Reason = fmt.Sprintf("%s compiled for %s. Checking and timing it needs a GPU (%s).", kernel, prog.Compiled.Arch, env.Mode)
+		r.Passed = true // all that is decided without a GPU (lab.ExerciseResult: Ran stays false)
 		return r, nil
 	}
 	r.Ran = true
