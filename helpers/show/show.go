@@ -75,12 +75,14 @@ func Note(kind, text string) {
 
 // Error displays err as a failure note (a compile error keeps its source lines aligned) and
 // returns it, so a cell can both show and propagate it. The HTML carries the class kernels-error,
-// which the notebook tests look for: a notebook that shows an error fails them.
+// which the notebook tests look for: a notebook that shows an error fails them. It then waits until
+// the notebook has everything displayed so far (Flush), so a cell may end with show.Error(...).
 func Error(err error) error {
 	if err != nil {
 		HTML(fmt.Sprintf(`<pre class="kernels-error" style="background:#fdecec;border-left:4px solid #dc2626;padding:6px 10px">%s</pre>`, html.EscapeString(err.Error())),
 			"ERROR: "+err.Error())
 	}
+	Flush()
 	return err
 }
 

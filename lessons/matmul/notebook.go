@@ -36,9 +36,10 @@ func shownRun(env *lab.Env) (*record.Run, error) {
 	return run, err
 }
 
-// Intro shows the problem (shape, work, floors), proves the float64 reference on small shapes
+// Intro shows the mode banner and the problem (shape, work, floors), proves the float64 reference on small shapes
 // against the definition, and shows the tolerances with their derivation.
 func Intro(env *lab.Env) error {
+	show.Note(show.Info, env.Banner())
 	s := Article
 	peak := env.Receipt.PeakGFLOPS
 	floor := func(gflops float64) string {

@@ -133,6 +133,7 @@ func ShowTargets(env *lab.Env, quick bool) error {
 
 // ZerosDemo shows, on the CPU, an all-zero softmax output judged by the article's check and by ours.
 func ZerosDemo() {
+	defer show.Flush() // the cell ends here: wait until the notebook has the output
 	t := show.Table{Title: "An all-zero output for 8 rows of 65536: two checks", Header: []string{"check", "max abs error", "rel L2 error", "verdict"}}
 	kb, ours := ZerosCheck(8, SoftmaxCols, 5)
 	for _, c := range []check.Result{kb, ours} {
@@ -169,6 +170,7 @@ func VarianceInFloat32(xs []float32) (sumsq, welford float32) {
 // StabilityDemo shows, on the CPU, the variance of 1M values with mean 1000 and standard
 // deviation 0.1 computed in float32 both ways, against float64.
 func StabilityDemo() {
+	defer show.Flush() // the cell ends here: wait until the notebook has the output
 	h := float32(0.1 * math.Sqrt(3))
 	xs := Uniform(F32, 1<<20, 1000-h, 1000+h, 9)
 	var mean, q float64
