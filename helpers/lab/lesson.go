@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
@@ -80,4 +81,30 @@ func keptPath(lesson string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(filepath.Dir(dir), "runs", lesson+".json"), nil
+}
+
+// ErrNoRecord is returned by Shown in the no-GPU mode when the lesson has no recorded run; Shown has
+// already said so in a note.
+var ErrNoRecord = errors.New("no recorded run")
+
+// Shown is the run of a lesson that a notebook cell shows: the one an earlier cell kept on this GPU
+// (measured now when there is none), or the recorded one in the no-GPU mode. Without a recording it
+// shows a note saying so (the kernels still compile) and returns ErrNoRecord.
+func (e *Env) Shown(l Lesson) (*record.Run, error) {
+	run, err := e.Last(l, false)
+	if err != nil && !e.GPU() {
+		show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+"); the kernels still compile.")
+		return nil, ErrNoRecord
+	}
+	return run, err
+}
+
+// ShownOrNil is Shown for a cell that has nothing more to show without a run: after the note it is
+// (nil, nil).
+func (e *Env) ShownOrNil(l Lesson) (*record.Run, error) {
+	run, err := e.Shown(l)
+	if errors.Is(err, ErrNoRecord) {
+		return nil, nil
+	}
+	return run, err
 }

@@ -15,27 +15,6 @@ import (
 
 // The notebook's cells call these: each shows one thing and keeps the cell a line long.
 
-var errNoRecord = errors.New("no recorded run")
-
-// lastRun is the run the cells show: the one an earlier cell measured and kept (GPU mode), or the
-// recorded one (no-GPU mode); errNoRecord, shown as a note, when there is none.
-func lastRun(env *lab.Env) (*record.Run, error) {
-	run, err := env.Last(Lesson, false)
-	if err != nil && !env.GPU() {
-		show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+"); the kernels still compile below.")
-		return nil, errNoRecord
-	}
-	return run, err
-}
-
-func shownRun(env *lab.Env) (*record.Run, error) {
-	run, err := lastRun(env)
-	if errors.Is(err, errNoRecord) {
-		return nil, nil
-	}
-	return run, err
-}
-
 // Intro shows the mode banner and the problem (shape, work, floors), proves the float64 reference on small shapes
 // against the definition, and shows the tolerances with their derivation.
 func Intro(env *lab.Env) error {
@@ -151,7 +130,7 @@ func Walk(env *lab.Env, step string) error {
 		return err
 	}
 	show.Source(src.Name, src.Code)
-	run, rerr := lastRun(env)
+	run, rerr := env.Shown(Lesson)
 	var rep record.KernelReport
 	found := false
 	if run != nil {
@@ -168,7 +147,7 @@ func Walk(env *lab.Env, step string) error {
 	}
 	show.Reports("compile report of "+st.Kernel+" at 4096^3", []record.KernelReport{rep}).Display()
 	if rerr != nil {
-		if errors.Is(rerr, errNoRecord) {
+		if errors.Is(rerr, lab.ErrNoRecord) {
 			return nil
 		}
 		return rerr
@@ -301,7 +280,7 @@ func Limits(env *lab.Env) error {
 // time of step 6 with and without its padding.
 func Banks(env *lab.Env) error {
 	BankTable().Display()
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -314,7 +293,7 @@ func Banks(env *lab.Env) error {
 
 // Accuracy shows the split steps' error beside cuBLAS's and the variants.
 func Accuracy(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -325,7 +304,7 @@ func Accuracy(env *lab.Env) error {
 
 // ShowKernelBench shows the KernelBench trials and fast_p.
 func ShowKernelBench(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -337,7 +316,7 @@ func ShowKernelBench(env *lab.Env) error {
 // Charts shows the time, throughput, roofline and sweep figures, the sweep table and the
 // non-square shape.
 func Charts(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -351,7 +330,7 @@ func Charts(env *lab.Env) error {
 
 // Reports shows every compile report of the run.
 func Reports(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -361,7 +340,7 @@ func Reports(env *lab.Env) error {
 
 // ShowTargets shows the targets table of the run.
 func ShowTargets(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}

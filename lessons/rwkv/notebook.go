@@ -15,30 +15,6 @@ import (
 
 // The notebook's cells call these: each shows one thing and keeps the cell a line long.
 
-// errNoRecord marks the no-GPU mode without a recorded run of this lesson.
-var errNoRecord = errors.New("no recorded run")
-
-// lastRun is the run the notebook's cells show: the one an earlier cell measured and kept (GPU
-// mode), or the recorded one (no-GPU mode). Without a recording it is errNoRecord, shown as a note.
-func lastRun(env *lab.Env) (*record.Run, error) {
-	run, err := env.Last(Lesson, false)
-	if err != nil && !env.GPU() {
-		show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+"); the kernels still compile below.")
-		return nil, errNoRecord
-	}
-	return run, err
-}
-
-// shownRun is lastRun for a cell that has nothing more to show without a run: a missing recording
-// was already shown as a note, so it is (nil, nil).
-func shownRun(env *lab.Env) (*record.Run, error) {
-	run, err := lastRun(env)
-	if errors.Is(err, errNoRecord) {
-		return nil, nil
-	}
-	return run, err
-}
-
 // Intro shows the problem: the shape, the work and the compute floor, and proves the CPU references
 // on a small shape (forward against the definition, backward against finite differences).
 func Intro(env *lab.Env) error {
@@ -171,7 +147,7 @@ func Walk(env *lab.Env, step string) error {
 		return err
 	}
 	show.Source(src.Name, src.Code)
-	run, rerr := lastRun(env)
+	run, rerr := env.Shown(Lesson)
 	var rep record.KernelReport
 	found := false
 	if run != nil {
@@ -188,7 +164,7 @@ func Walk(env *lab.Env, step string) error {
 	}
 	show.Reports("compile report of "+st.Kernel+" at the article's shape", []record.KernelReport{rep}).Display()
 	if rerr != nil {
-		if errors.Is(rerr, errNoRecord) {
+		if errors.Is(rerr, lab.ErrNoRecord) {
 			return nil
 		}
 		return rerr
@@ -223,7 +199,7 @@ func Walk(env *lab.Env, step string) error {
 
 // ShowBackward shows the backward table and chart of the run.
 func ShowBackward(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -259,7 +235,7 @@ func contains(xs []string, x string) bool {
 
 // Charts shows the forward charts and the T sweep of the last run.
 func Charts(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -272,7 +248,7 @@ func Charts(env *lab.Env) error {
 
 // Reports shows every compile report of the last run (registers, shared memory, occupancy).
 func Reports(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -343,7 +319,7 @@ func Targets(run *record.Run) show.Table {
 
 // ShowTargets displays the targets table of the last run.
 func ShowTargets(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}

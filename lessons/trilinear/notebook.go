@@ -14,27 +14,6 @@ import (
 
 // The notebook's cells call these: each shows one thing and keeps the cell a line long.
 
-var errNoRecord = errors.New("no recorded run")
-
-// lastRun is the run the cells show: the one an earlier cell measured and kept (GPU mode) or the
-// recorded one (no-GPU mode); without a recording it is errNoRecord, shown as a note.
-func lastRun(env *lab.Env) (*record.Run, error) {
-	run, err := env.Last(Lesson, false)
-	if err != nil && !env.GPU() {
-		show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+"); the kernels still compile.")
-		return nil, errNoRecord
-	}
-	return run, err
-}
-
-func shownRun(env *lab.Env) (*record.Run, error) {
-	run, err := lastRun(env)
-	if errors.Is(err, errNoRecord) {
-		return nil, nil
-	}
-	return run, err
-}
-
 // Intro shows the problem and its floor (the minimum traffic at the measured copy bandwidth),
 // compiles every kernel file, and proves the float64 op's gradients by finite differences.
 func Intro(env *lab.Env) error {
@@ -97,7 +76,7 @@ func deviceName(env *lab.Env) string {
 // copied there from the reproduce command), measured now and kept when there is none; otherwise the
 // recorded run. Then the forward table, the article's table and the PyTorch cross-check.
 func Overview(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -131,8 +110,8 @@ func Walk(env *lab.Env, step string) error {
 	if err := ShowSource(st.File); err != nil {
 		return err
 	}
-	run, rerr := lastRun(env)
-	if rerr != nil && !errors.Is(rerr, errNoRecord) {
+	run, rerr := env.Shown(Lesson)
+	if rerr != nil && !errors.Is(rerr, lab.ErrNoRecord) {
 		return rerr
 	}
 	var rep record.KernelReport
@@ -255,7 +234,7 @@ func ShowFigures(run *record.Run, names ...string) error {
 
 // ShowBackward shows the gradients' and the training step's tables and chart.
 func ShowBackward(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -266,7 +245,7 @@ func ShowBackward(env *lab.Env) error {
 
 // Sweeps shows the N and F sweeps, tables and charts.
 func Sweeps(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -304,7 +283,7 @@ func Autograd(env *lab.Env) error {
 	} else {
 		show.Note(show.Info, "The GPU op's checks need a GPU ("+env.Mode.String()+"); the recorded run's are below.")
 	}
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -314,7 +293,7 @@ func Autograd(env *lab.Env) error {
 
 // ShowTargets displays the targets table of the last run.
 func ShowTargets(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
@@ -324,7 +303,7 @@ func ShowTargets(env *lab.Env) error {
 
 // Reports shows every compile report of the last run.
 func Reports(env *lab.Env) error {
-	run, err := shownRun(env)
+	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
