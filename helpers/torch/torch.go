@@ -9,8 +9,10 @@ package torch
 import (
 	"bytes"
 	_ "embed"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -111,4 +113,31 @@ type Timing struct {
 	MinMS    float64   `json:"min_ms"`
 	MaxMS    float64   `json:"max_ms"`
 	Samples  []float64 `json:"samples_ms"`
+}
+
+// WriteFloats writes x as raw little-endian float32 values, the way a baseline script reads its
+// inputs (numpy.fromfile(path, dtype="<f4")) when they are too large for JSON.
+func WriteFloats(path string, x []float32) error {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// ReadFloats reads n raw little-endian float32 values that a baseline script wrote (for example its
+// output, to compare with the float64 reference).
+func ReadFloats(path string, n int) ([]float32, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 4*n {
+		return nil, fmt.Errorf("%s has %d bytes, want %d", path, len(b), 4*n)
+	}
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return x, nil
 }

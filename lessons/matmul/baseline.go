@@ -3,7 +3,6 @@ package matmul
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -103,10 +102,10 @@ func RunTorch(shapes []Shape, p *Problem, m bench.Method) (*TorchResult, error) 
 	out := filepath.Join(dir, "c")
 	if p != nil {
 		fa, fb, fi := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "idx")
-		if err := writeFloats(fa, p.A); err != nil {
+		if err := torch.WriteFloats(fa, p.A); err != nil {
 			return nil, err
 		}
-		if err := writeFloats(fb, p.B); err != nil {
+		if err := torch.WriteFloats(fb, p.B); err != nil {
 			return nil, err
 		}
 		idx := make([]byte, 8*len(p.Sample.Idx))
@@ -125,7 +124,7 @@ func RunTorch(shapes []Shape, p *Problem, m bench.Method) (*TorchResult, error) 
 	if p != nil && r.XCheck {
 		r.Cross = map[string]check.Result{}
 		for _, v := range TorchVariants {
-			got, err := readFloats(out+"."+v.Key, len(p.Sample.Idx))
+			got, err := torch.ReadFloats(out+"."+v.Key, len(p.Sample.Idx))
 			if err != nil {
 				return &r, fmt.Errorf("reading PyTorch's %s product: %w", v.Key, err)
 			}
@@ -133,27 +132,4 @@ func RunTorch(shapes []Shape, p *Problem, m bench.Method) (*TorchResult, error) 
 		}
 	}
 	return &r, nil
-}
-
-func writeFloats(path string, x []float32) error {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return os.WriteFile(path, b, 0o600)
-}
-
-func readFloats(path string, n int) ([]float32, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != 4*n {
-		return nil, fmt.Errorf("%s has %d bytes, want %d", path, len(b), 4*n)
-	}
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x, nil
 }

@@ -1,9 +1,7 @@
 package rwkv
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -132,7 +130,7 @@ func RunTorch(s Shape, sweep []int, m bench.Method) (*TorchResult, error) {
 	defer os.RemoveAll(dir)
 	w, k := Inputs(XShape, 7)
 	in, out := filepath.Join(dir, "in.f32"), filepath.Join(dir, "out.f32")
-	if err := writeFloats(in, append(append([]float32{}, w...), k...)); err != nil {
+	if err := torch.WriteFloats(in, append(append([]float32{}, w...), k...)); err != nil {
 		return nil, err
 	}
 	args := map[string]any{"B": s.B, "C": s.C, "T": s.T, "eps": Eps, "warmup": m.Warmup, "reps": m.Reps, "sweep": sweep,
@@ -141,33 +139,10 @@ func RunTorch(s Shape, sweep []int, m bench.Method) (*TorchResult, error) {
 	if err := torch.Run(torchScript, args, &r, 10*time.Minute); err != nil {
 		return nil, err
 	}
-	got, err := readFloats(out, XShape.Len())
+	got, err := torch.ReadFloats(out, XShape.Len())
 	if err != nil {
 		return &r, fmt.Errorf("reading PyTorch's cross-check output: %w", err)
 	}
 	r.Cross = check.Compare(check.Float64s(got), Forward(XShape, w, k, Eps), check.FP32)
 	return &r, nil
-}
-
-func writeFloats(path string, x []float32) error {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return os.WriteFile(path, b, 0o600)
-}
-
-func readFloats(path string, n int) ([]float32, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != 4*n {
-		return nil, fmt.Errorf("%s has %d bytes, want %d", path, len(b), 4*n)
-	}
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x, nil
 }

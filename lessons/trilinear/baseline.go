@@ -1,9 +1,7 @@
 package trilinear
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -125,7 +123,7 @@ func RunTorch(s Shape, sweep []Shape, m bench.Method) (*TorchResult, error) {
 	defer os.RemoveAll(dir)
 	in := NewInputs(XShape, 5, -1, 1)
 	inPath, outPath := filepath.Join(dir, "in.f32"), filepath.Join(dir, "out.f32")
-	if err := writeFloats(inPath, append(append([]float32{}, in.Feats...), in.Points...)); err != nil {
+	if err := torch.WriteFloats(inPath, append(append([]float32{}, in.Feats...), in.Points...)); err != nil {
 		return nil, err
 	}
 	var sw [][2]int
@@ -138,33 +136,10 @@ func RunTorch(s Shape, sweep []Shape, m bench.Method) (*TorchResult, error) {
 	if err := torch.Run(torchScript, args, &r, 10*time.Minute); err != nil {
 		return nil, err
 	}
-	got, err := readFloats(outPath, XShape.OutLen())
+	got, err := torch.ReadFloats(outPath, XShape.OutLen())
 	if err != nil {
 		return &r, fmt.Errorf("reading PyTorch's cross-check output: %w", err)
 	}
 	r.Cross = check.Compare(check.Float64s(got), Forward(XShape, widen(in.Feats), widen(in.Points)), ForwardTol)
 	return &r, nil
-}
-
-func writeFloats(path string, x []float32) error {
-	b := make([]byte, 4*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return os.WriteFile(path, b, 0o600)
-}
-
-func readFloats(path string, n int) ([]float32, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) != 4*n {
-		return nil, fmt.Errorf("%s has %d bytes, want %d", path, len(b), 4*n)
-	}
-	x := make([]float32, n)
-	for i := range x {
-		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return x, nil
 }
