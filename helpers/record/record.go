@@ -122,6 +122,14 @@ func (r *Run) Find(caseName, variant string, size int64) (Record, bool) {
 	return Record{}, false
 }
 
+// Median is the median time in ms of a case's variant in this run, or 0 when it was not measured.
+func (r *Run) Median(caseName, variant string) float64 {
+	if rec, ok := r.Find(caseName, variant, 0); ok {
+		return rec.MedianMS
+	}
+	return 0
+}
+
 // Select returns the records of a case, in the order they were added.
 func (r *Run) Select(caseName string) []Record {
 	var out []Record

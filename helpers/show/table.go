@@ -133,6 +133,22 @@ func Times(v float64) string {
 	return fmt.Sprintf("%.2fx", v)
 }
 
+// MS formats a time in milliseconds (bench.FormatMS), "—" for a time not measured (zero or NaN).
+func MS(v float64) string {
+	if v <= 0 || math.IsNaN(v) {
+		return "—"
+	}
+	return bench.FormatMS(v)
+}
+
+// Ratio formats a/b as a speedup, "—" when either was not measured (zero or NaN).
+func Ratio(a, b float64) string {
+	if a <= 0 || b <= 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return "—"
+	}
+	return Times(a / b)
+}
+
 // Records is the table of a case's records: time with spread, throughput against the measured peaks,
 // the speedup over each named baseline (ratios of medians from the same run), and correctness.
 func Records(title string, recs []record.Record, receipt record.Receipt, baselines ...string) Table {

@@ -149,7 +149,7 @@ func KBRecords(rs []KBResult) []record.Record {
 // FastP is KernelBench's fast_p over the ladder's steps of a run: the fraction of steps that are
 // correct (the lesson's check) and more than p times faster than cuBLAS fp32, for each p.
 func FastP(run *record.Run, ps []float64) []float64 {
-	base := median(run, "matmul", TorchFP32)
+	base := run.Median("matmul", TorchFP32)
 	var recs []record.Record
 	for _, r := range run.Select("matmul") {
 		if r.Kind == "kernel" {

@@ -158,11 +158,11 @@ func Walk(env *lab.Env, step string) error {
 		return nil
 	}
 	parts := []string{fmt.Sprintf("%s: %s (min %s, max %s), %s TFLOP/s = %s of the FP32 peak; %s",
-		st.Name, ms(r.MedianMS), ms(r.MinMS), ms(r.MaxMS), tflops(r), show.Pct(r.PctFLOPs), verdictOf(r))}
-	if b := median(run, "matmul", TorchFP32); b > 0 {
-		parts = append(parts, fmt.Sprintf("%s the speed of cuBLAS fp32 (%s)", show.Times(b/r.MedianMS), ms(b)))
+		st.Name, show.MS(r.MedianMS), show.MS(r.MinMS), show.MS(r.MaxMS), tflops(r), show.Pct(r.PctFLOPs), verdictOf(r))}
+	if b := run.Median("matmul", TorchFP32); b > 0 {
+		parts = append(parts, fmt.Sprintf("%s the speed of cuBLAS fp32 (%s)", show.Times(b/r.MedianMS), show.MS(b)))
 	}
-	if n := median(run, "matmul", Steps[0].Name); n > 0 {
+	if n := run.Median("matmul", Steps[0].Name); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s faster than the naive step", show.Times(n/r.MedianMS)))
 	}
 	kind := show.Success
@@ -284,9 +284,9 @@ func Banks(env *lab.Env) error {
 	if run == nil {
 		return err
 	}
-	pad, nopad := median(run, "matmul", "6 vectorized"), median(run, "variant", "6 vectorized, no padding")
+	pad, nopad := run.Median("matmul", "6 vectorized"), run.Median("variant", "6 vectorized, no padding")
 	if pad > 0 && nopad > 0 {
-		show.Note(show.Info, fmt.Sprintf("Measured: step 6 with padding %s, without %s (%s).", ms(pad), ms(nopad), ratio(nopad, pad)))
+		show.Note(show.Info, fmt.Sprintf("Measured: step 6 with padding %s, without %s (%s).", show.MS(pad), show.MS(nopad), show.Ratio(nopad, pad)))
 	}
 	return nil
 }

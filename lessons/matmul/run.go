@@ -196,10 +196,3 @@ func crossOf(run *record.Run, variant string) (check.Result, bool) {
 	}
 	return check.Result{RelL2: r.RelL2, MaxAbs: r.MaxAbs, OK: r.Correct}, true
 }
-
-func median(run *record.Run, caseName, variant string) float64 {
-	if r, ok := run.Find(caseName, variant, 0); ok {
-		return r.MedianMS
-	}
-	return 0
-}

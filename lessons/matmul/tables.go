@@ -2,31 +2,15 @@ package matmul
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/charts"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
-
-func ms(v float64) string {
-	if v <= 0 || math.IsNaN(v) {
-		return "—"
-	}
-	return bench.FormatMS(v)
-}
-
-func ratio(a, b float64) string {
-	if a <= 0 || b <= 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return "—"
-	}
-	return show.Times(a / b)
-}
 
 func tflops(r record.Record) string {
 	if r.GFLOPs <= 0 {
@@ -50,14 +34,14 @@ func verdictOf(r record.Record) string {
 func LadderTable(run *record.Run) show.Table {
 	t := show.Table{Title: "C = A·B at 4096 x 4096 x 4096 (137 GFLOP): every step and cuBLAS, one run",
 		Header: []string{"step", "products", "median", "min .. max", "TFLOP/s", "% FP32 peak", "vs cuBLAS fp32", "vs naive", "check against float64"}}
-	base, naive := median(run, "matmul", TorchFP32), median(run, "matmul", Steps[0].Name)
+	base, naive := run.Median("matmul", TorchFP32), run.Median("matmul", Steps[0].Name)
 	for _, r := range run.Select("matmul") {
 		if Unavailable(r) {
 			t.Rows = append(t.Rows, []string{r.Variant, r.DType, "unavailable", "", "", "", "", "", r.Note})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{r.Variant, r.DType, ms(r.MedianMS), ms(r.MinMS) + " .. " + ms(r.MaxMS), tflops(r), show.Pct(r.PctFLOPs),
-			ratio(base, r.MedianMS), ratio(naive, r.MedianMS), verdictOf(r)})
+		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), show.MS(r.MinMS) + " .. " + show.MS(r.MaxMS), tflops(r), show.Pct(r.PctFLOPs),
+			show.Ratio(base, r.MedianMS), show.Ratio(naive, r.MedianMS), verdictOf(r)})
 	}
 	t.Caption = "Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run); speedups are ratios of medians of this run. " +
 		"% FP32 peak is against the CUDA cores' FMA peak, which the tensor-core steps exceed. Kernels are checked on a NaN-poisoned output, " +
@@ -69,13 +53,13 @@ func LadderTable(run *record.Run) show.Table {
 func VariantTable(run *record.Run) show.Table {
 	t := show.Table{Title: "Variants at 4096^3: what each choice of the ladder is worth",
 		Header: []string{"variant", "products", "median", "TFLOP/s", "vs cuBLAS fp32", "check against float64", "instead of"}}
-	base := median(run, "matmul", TorchFP32)
+	base := run.Median("matmul", TorchFP32)
 	against := map[string]string{"6 vectorized, no padding": "6 vectorized", "8b 3xTF32, one accumulator": "8b 3xTF32 split",
 		"9 fp16x3, one accumulator": "9 fp16x3 split", "9 bf16x3 split": "9 fp16x3 split", HiOnly.Name: "9 fp16x3 split"}
 	for _, r := range run.Select("variant") {
 		ref := against[r.Variant]
-		t.Rows = append(t.Rows, []string{r.Variant, r.DType, ms(r.MedianMS), tflops(r), ratio(base, r.MedianMS), verdictOf(r),
-			fmt.Sprintf("%s: %s", ref, ms(median(run, "matmul", ref)))})
+		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), tflops(r), show.Ratio(base, r.MedianMS), verdictOf(r),
+			fmt.Sprintf("%s: %s", ref, show.MS(run.Median("matmul", ref)))})
 	}
 	t.Caption = "Same problem, inputs and method as the ladder. The hi-only kernel is checked at the float32 tolerance, because a float32 product is what it claims to replace."
 	return t
@@ -85,7 +69,7 @@ func VariantTable(run *record.Run) show.Table {
 func AccuracyTable(run *record.Run) show.Table {
 	t := show.Table{Title: "Accuracy at 4096^3: relative L2 error against float64, beside cuBLAS fp32's own",
 		Header: []string{"kernel", "products", "rel L2", "x cuBLAS fp32's", "rounding model", "median", "vs cuBLAS fp32"}}
-	base := median(run, "matmul", TorchFP32)
+	base := run.Median("matmul", TorchFP32)
 	cub, haveCub := crossOf(run, TorchFP32)
 	recs := append(run.Select("matmul"), run.Select("variant")...)
 	for _, r := range recs {
@@ -97,7 +81,7 @@ func AccuracyTable(run *record.Run) show.Table {
 			x = fmt.Sprintf("%.2fx", r.RelL2/cub.RelL2)
 		}
 		_, model := ErrorModel(r.DType, Article.K)
-		t.Rows = append(t.Rows, []string{r.Variant, r.DType, fmt.Sprintf("%.2e", r.RelL2), x, fmt.Sprintf("%.1e", model), ms(r.MedianMS), ratio(base, r.MedianMS)})
+		t.Rows = append(t.Rows, []string{r.Variant, r.DType, fmt.Sprintf("%.2e", r.RelL2), x, fmt.Sprintf("%.1e", model), show.MS(r.MedianMS), show.Ratio(base, r.MedianMS)})
 	}
 	t.Caption = "Same inputs (uniform in [-1, 1)) and the same sampled elements for every row. The rounding model (ErrorModel) is the expected error of a sequential float32 sum " +
 		"with the step's input rounding; blocked sums (every tiled step, and cuBLAS) come in under it. The target: a float32-accurate tensor-core step within 4x cuBLAS fp32's error."
@@ -122,8 +106,8 @@ var ArticleRows = []ArticleRow{
 func ArticleTable(run *record.Run) show.Table {
 	t := show.Table{Title: "The article's matmul result (L40S) beside this run (H100)",
 		Header: []string{"problem", "article: % of PyTorch", "article's kernel", "here: % of cuBLAS", "here: kernel"}}
-	base, base16 := median(run, "matmul", TorchFP32), median(run, "matmul", TorchFP16)
-	split := median(run, "matmul", "9 fp16x3 split")
+	base, base16 := run.Median("matmul", TorchFP32), run.Median("matmul", TorchFP16)
+	split := run.Median("matmul", "9 fp16x3 split")
 	pct := func(a, b float64) string {
 		if a <= 0 || b <= 0 {
 			return "—"
@@ -131,7 +115,7 @@ func ArticleTable(run *record.Run) show.Table {
 		return fmt.Sprintf("%.1f%%", 100*a/b)
 	}
 	t.Rows = append(t.Rows, []string{ArticleRows[0].Problem, fmt.Sprintf("%.1f%%", ArticleRows[0].Pct), ArticleRows[0].Idea, pct(base, split), "9 fp16x3 split (mma.sync m16n8k16, split pass included)"})
-	t.Rows = append(t.Rows, []string{ArticleRows[1].Problem, fmt.Sprintf("%.0f%%", ArticleRows[1].Pct), ArticleRows[1].Idea, pct(base16, median(run, "variant", HiOnly.Name)), "the hi-only split (split pass included) against cuBLAS fp16"})
+	t.Rows = append(t.Rows, []string{ArticleRows[1].Problem, fmt.Sprintf("%.0f%%", ArticleRows[1].Pct), ArticleRows[1].Idea, pct(base16, run.Median("variant", HiOnly.Name)), "the hi-only split (split pass included) against cuBLAS fp16"})
 	t.Caption = "Article: KernelBench level 1 on an L40S, % = PyTorch time / kernel time, correctness by allclose at atol = rtol = 1e-2, so fp16 inputs were allowed. " +
 		"Its baseline, torch.matmul in fp32, runs on the CUDA cores (TF32 off): the split wins by moving the work to tensor cores, not by beating cuBLAS at the same arithmetic."
 	return t
@@ -167,7 +151,7 @@ func KernelBenchTable(run *record.Run) show.Table {
 func FastPTable(run *record.Run) show.Table {
 	t := show.Table{Title: "fast_p over this lesson's steps (against cuBLAS fp32 at 4096^3)", Header: []string{"p", "fast_p", "steps correct and more than p x faster than cuBLAS fp32"}}
 	fp := FastP(run, FastPs)
-	base := median(run, "matmul", TorchFP32)
+	base := run.Median("matmul", TorchFP32)
 	for i, p := range FastPs {
 		var names []string
 		for _, r := range run.Select("matmul") {
@@ -216,7 +200,7 @@ func NonSquareTable(run *record.Run) show.Table {
 	t := show.Table{Title: fmt.Sprintf("The awkward shape %v (no dimension a multiple of any tile)", NonSquare),
 		Header: []string{"kernel", "median", "TFLOP/s", "check", "note"}}
 	for _, r := range run.Select("nonsquare") {
-		t.Rows = append(t.Rows, []string{r.Variant, ms(r.MedianMS), tflops(r), verdictOf(r), r.Note})
+		t.Rows = append(t.Rows, []string{r.Variant, show.MS(r.MedianMS), tflops(r), verdictOf(r), r.Note})
 	}
 	return t
 }
@@ -234,7 +218,7 @@ func Targets(run *record.Run) show.Table {
 		}
 		t.Rows = append(t.Rows, []string{name, measured, v})
 	}
-	f32, t32 := median(run, "matmul", TorchFP32), median(run, "matmul", TorchTF32)
+	f32, t32 := run.Median("matmul", TorchFP32), run.Median("matmul", TorchTF32)
 	var bestCore, bestTF32, bestAcc record.Record
 	cub, haveCub := crossOf(run, TorchFP32)
 	for _, r := range run.Select("matmul") {
@@ -259,18 +243,18 @@ func Targets(run *record.Run) show.Table {
 		}
 	}
 	add("best CUDA-core fp32 step >= 80% of cuBLAS fp32's speed",
-		fmt.Sprintf("%s: %s vs cuBLAS fp32 %s = %s", bestCore.Variant, ms(bestCore.MedianMS), ms(f32), pctOf(f32, bestCore.MedianMS)),
+		fmt.Sprintf("%s: %s vs cuBLAS fp32 %s = %s", bestCore.Variant, show.MS(bestCore.MedianMS), show.MS(f32), pctOf(f32, bestCore.MedianMS)),
 		f32 > 0 && f32/bestCore.MedianMS >= 0.8, f32 > 0 && bestCore.MedianMS > 0)
 	errNote := "cuBLAS fp32's error not measured"
 	if haveCub {
 		errNote = fmt.Sprintf("rel L2 %.2e = %.2fx cuBLAS fp32's %.2e", bestAcc.RelL2, bestAcc.RelL2/cub.RelL2, cub.RelL2)
 	}
 	add("float32-accurate tensor-core step >= 2x faster than cuBLAS fp32",
-		fmt.Sprintf("%s: %s vs %s = %s", bestAcc.Variant, ms(bestAcc.MedianMS), ms(f32), ratio(f32, bestAcc.MedianMS)),
+		fmt.Sprintf("%s: %s vs %s = %s", bestAcc.Variant, show.MS(bestAcc.MedianMS), show.MS(f32), show.Ratio(f32, bestAcc.MedianMS)),
 		f32 > 0 && f32/bestAcc.MedianMS >= 2, f32 > 0 && bestAcc.MedianMS > 0)
 	add("... with rel L2 error <= 4x cuBLAS fp32's", errNote, haveCub && bestAcc.RelL2 <= 4*cub.RelL2, haveCub && bestAcc.MedianMS > 0)
 	add("TF32 step >= 70% of cuBLAS TF32's speed",
-		fmt.Sprintf("%s: %s vs cuBLAS TF32 %s = %s", bestTF32.Variant, ms(bestTF32.MedianMS), ms(t32), pctOf(t32, bestTF32.MedianMS)),
+		fmt.Sprintf("%s: %s vs cuBLAS TF32 %s = %s", bestTF32.Variant, show.MS(bestTF32.MedianMS), show.MS(t32), pctOf(t32, bestTF32.MedianMS)),
 		t32 > 0 && t32/bestTF32.MedianMS >= 0.7, t32 > 0 && bestTF32.MedianMS > 0)
 	t.Caption = "From this run's own medians and errors. Measured: " + run.Receipt.String()
 	return t

@@ -177,14 +177,14 @@ func Walk(env *lab.Env, step string) error {
 	var parts []string
 	parts = append(parts, fmt.Sprintf("%s: %s (min %s, max %s), %.2f TFLOP/s = %s of the FP32 peak; %s.",
 		st.Name, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS), bench.FormatMS(r.MaxMS), r.GFLOPs/1e3, show.Pct(r.PctFLOPs), verdictOf(r)))
-	if pt := median(run, "forward", Torch); pt > 0 {
+	if pt := run.Median("forward", Torch); pt > 0 {
 		parts = append(parts, fmt.Sprintf("%s faster than PyTorch (%s)", show.Times(pt/r.MedianMS), bench.FormatMS(pt)))
 	}
-	if v0 := median(run, "forward", "v0 naive"); v0 > 0 {
+	if v0 := run.Median("forward", "v0 naive"); v0 > 0 {
 		parts = append(parts, fmt.Sprintf("%s faster than v0", show.Times(v0/r.MedianMS)))
 	}
 	if a, ok := articleRow(st.Name); ok && a.Fwd > 0 {
-		parts = append(parts, fmt.Sprintf("the article measured %s on a GTX 1070M (%s its PyTorch)", ms(a.Fwd), show.Times(94/a.Fwd)))
+		parts = append(parts, fmt.Sprintf("the article measured %s on a GTX 1070M (%s its PyTorch)", show.MS(a.Fwd), show.Times(94/a.Fwd)))
 	}
 	kind := show.Success
 	if !r.Correct {
@@ -269,7 +269,7 @@ func Targets(run *record.Run) show.Table {
 		}
 		t.Rows = append(t.Rows, []string{name, measured, verdict})
 	}
-	pt, ptb := median(run, "forward", Torch), median(run, "backward", Torch)
+	pt, ptb := run.Median("forward", Torch), run.Median("backward", Torch)
 	var best, tc record.Record
 	for _, r := range run.Select("forward") {
 		if r.Kind != "kernel" || !r.Correct || r.MedianMS <= 0 {
@@ -282,13 +282,13 @@ func Targets(run *record.Run) show.Table {
 			tc = r
 		}
 	}
-	add("best exact-FP32 forward >= 40% of the FP32 FMA peak", fmt.Sprintf("%s: %s, %s", best.Variant, ms(best.MedianMS), show.Pct(best.PctFLOPs)), best.PctFLOPs >= 40, best.MedianMS > 0)
-	add("best exact-FP32 forward >= 8x PyTorch", fmt.Sprintf("%s vs PyTorch %s: %s", best.Variant, ms(pt), ratio(pt, best.MedianMS)), pt > 0 && pt/best.MedianMS >= 8, pt > 0 && best.MedianMS > 0)
-	add("tensor-core forward >= 25x PyTorch, error reported", fmt.Sprintf("%s: %s, %s; rel L2 %.1e under %s", tc.Variant, ms(tc.MedianMS), ratio(pt, tc.MedianMS), tc.RelL2, tc.Tol), pt > 0 && pt/tc.MedianMS >= 25, pt > 0 && tc.MedianMS > 0)
+	add("best exact-FP32 forward >= 40% of the FP32 FMA peak", fmt.Sprintf("%s: %s, %s", best.Variant, show.MS(best.MedianMS), show.Pct(best.PctFLOPs)), best.PctFLOPs >= 40, best.MedianMS > 0)
+	add("best exact-FP32 forward >= 8x PyTorch", fmt.Sprintf("%s vs PyTorch %s: %s", best.Variant, show.MS(pt), show.Ratio(pt, best.MedianMS)), pt > 0 && pt/best.MedianMS >= 8, pt > 0 && best.MedianMS > 0)
+	add("tensor-core forward >= 25x PyTorch, error reported", fmt.Sprintf("%s: %s, %s; rel L2 %.1e under %s", tc.Variant, show.MS(tc.MedianMS), show.Ratio(pt, tc.MedianMS), tc.RelL2, tc.Tol), pt > 0 && pt/tc.MedianMS >= 25, pt > 0 && tc.MedianMS > 0)
 	for _, r := range run.Select("forward") {
 		if r.DType == "3xtf32" && r.MedianMS > 0 {
 			t.Rows = append(t.Rows, []string{"(beyond the targets) tensor cores with split inputs, 3xTF32",
-				fmt.Sprintf("%s: %s, %s PyTorch; rel L2 %.1e under %s", r.Variant, ms(r.MedianMS), ratio(pt, r.MedianMS), r.RelL2, r.Tol), "—"})
+				fmt.Sprintf("%s: %s, %s PyTorch; rel L2 %.1e under %s", r.Variant, show.MS(r.MedianMS), show.Ratio(pt, r.MedianMS), r.RelL2, r.Tol), "—"})
 		}
 	}
 	var bb record.Record
@@ -297,9 +297,9 @@ func Targets(run *record.Run) show.Table {
 			bb = r
 		}
 	}
-	add("best backward >= 20x PyTorch's backward", fmt.Sprintf("%s: %s vs PyTorch %s: %s", bb.Variant, ms(bb.MedianMS), ms(ptb), ratio(ptb, bb.MedianMS)), ptb > 0 && ptb/bb.MedianMS >= 20, ptb > 0 && bb.MedianMS > 0)
+	add("best backward >= 20x PyTorch's backward", fmt.Sprintf("%s: %s vs PyTorch %s: %s", bb.Variant, show.MS(bb.MedianMS), show.MS(ptb), show.Ratio(ptb, bb.MedianMS)), ptb > 0 && ptb/bb.MedianMS >= 20, ptb > 0 && bb.MedianMS > 0)
 	// Beside the targets: the same figures against torch.compile, what a reader would try first.
-	pc, pcb := median(run, "forward", TorchCompile), median(run, "backward", TorchCompile)
+	pc, pcb := run.Median("forward", TorchCompile), run.Median("backward", TorchCompile)
 	compiled := func(name string, base float64, r record.Record, caseName string) {
 		if base <= 0 {
 			why := "unavailable"
@@ -309,7 +309,7 @@ func Targets(run *record.Run) show.Table {
 			t.Rows = append(t.Rows, []string{name, why, "not measured"})
 			return
 		}
-		add(name, fmt.Sprintf("%s: %s vs torch.compile %s: %s", r.Variant, ms(r.MedianMS), ms(base), ratio(base, r.MedianMS)), r.MedianMS > 0 && r.MedianMS < base, r.MedianMS > 0)
+		add(name, fmt.Sprintf("%s: %s vs torch.compile %s: %s", r.Variant, show.MS(r.MedianMS), show.MS(base), show.Ratio(base, r.MedianMS)), r.MedianMS > 0 && r.MedianMS < base, r.MedianMS > 0)
 	}
 	compiled("(beside the targets) best exact-FP32 forward faster than torch.compile", pc, best, "forward")
 	compiled("(beside the targets) best backward faster than torch.compile's backward", pcb, bb, "fwdbwd")

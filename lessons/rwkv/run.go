@@ -237,27 +237,6 @@ func articleRow(step string) (ArticleRow, bool) {
 	return ArticleRow{}, false
 }
 
-func ms(v float64) string {
-	if v <= 0 || math.IsNaN(v) {
-		return "—"
-	}
-	return bench.FormatMS(v)
-}
-
-func ratio(a, b float64) string {
-	if a <= 0 || b <= 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return "—"
-	}
-	return show.Times(a / b)
-}
-
-func median(run *record.Run, caseName, variant string) float64 {
-	if r, ok := run.Find(caseName, variant, 0); ok {
-		return r.MedianMS
-	}
-	return 0
-}
-
 // check verdict of a record, for our tables.
 func verdictOf(r record.Record) string {
 	switch {
@@ -274,8 +253,8 @@ func verdictOf(r record.Record) string {
 func ForwardTable(run *record.Run) show.Table {
 	t := show.Table{Title: "Forward at the article's shape (B=32, C=768, T=768): this run beside the article",
 		Header: []string{"step", "median", "min .. max", "TFLOP/s", "% FP32 peak", "vs PyTorch", "vs torch.compile", "vs v0", "check", "article (1070M)", "article vs its PyTorch"}}
-	pt, v0 := median(run, "forward", Torch), median(run, "forward", "v0 naive")
-	pc := median(run, "forward", TorchCompile)
+	pt, v0 := run.Median("forward", Torch), run.Median("forward", "v0 naive")
+	pc := run.Median("forward", TorchCompile)
 	for _, r := range run.Select("forward") {
 		a, _ := articleRow(r.Variant)
 		row := []string{r.Variant}
@@ -283,9 +262,9 @@ func ForwardTable(run *record.Run) show.Table {
 			row = append(row, "unavailable", "", "", "", "", "", "", r.Note)
 		} else {
 			row = append(row, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS)+" .. "+bench.FormatMS(r.MaxMS),
-				fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), ratio(pt, r.MedianMS), ratio(pc, r.MedianMS), ratio(v0, r.MedianMS), verdictOf(r))
+				fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), show.Ratio(pt, r.MedianMS), show.Ratio(pc, r.MedianMS), show.Ratio(v0, r.MedianMS), verdictOf(r))
 		}
-		row = append(row, ms(a.Fwd), ratio(94, a.Fwd))
+		row = append(row, show.MS(a.Fwd), show.Ratio(94, a.Fwd))
 		t.Rows = append(t.Rows, row)
 	}
 	t.Caption = "Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run) in one process; speedups are ratios of medians of this run. " +
@@ -297,21 +276,21 @@ func ForwardTable(run *record.Run) show.Table {
 func BackwardTable(run *record.Run) show.Table {
 	t := show.Table{Title: "Backward at the article's shape (dk and dw): this run beside the article",
 		Header: []string{"step", "median", "TFLOP/s", "% FP32 peak", "vs PyTorch backward", "check", "article (1070M)"}}
-	pt := median(run, "backward", Torch)
+	pt := run.Median("backward", Torch)
 	for _, r := range run.Select("backward") {
 		a, _ := articleRow(strings.TrimPrefix(r.Variant, "bwd ")) // the backward ladder's "bwd v3 batch group" is the article's v3
 		if r.MedianMS <= 0 {
-			t.Rows = append(t.Rows, []string{r.Variant, "unavailable", "", "", "", r.Note, ms(a.Bwd)})
+			t.Rows = append(t.Rows, []string{r.Variant, "unavailable", "", "", "", r.Note, show.MS(a.Bwd)})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{r.Variant, ms(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), ratio(pt, r.MedianMS), verdictOf(r), ms(a.Bwd)})
+		t.Rows = append(t.Rows, []string{r.Variant, show.MS(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), show.Ratio(pt, r.MedianMS), verdictOf(r), show.MS(a.Bwd)})
 	}
 	if fb, ok := run.Find("fwdbwd", Torch, 0); ok && fb.MedianMS > 0 {
-		t.Rows = append(t.Rows, []string{"PyTorch forward+backward", ms(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), "", "baseline", "94 + 529 ms"})
+		t.Rows = append(t.Rows, []string{"PyTorch forward+backward", show.MS(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), "", "baseline", "94 + 529 ms"})
 	}
 	if fb, ok := run.Find("fwdbwd", TorchCompile, 0); ok {
 		if fb.MedianMS > 0 {
-			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", ms(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), ratio(median(run, "fwdbwd", Torch), fb.MedianMS) + " (of PyTorch's forward+backward)", "baseline", ""})
+			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", show.MS(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), show.Ratio(run.Median("fwdbwd", Torch), fb.MedianMS) + " (of PyTorch's forward+backward)", "baseline", ""})
 		} else {
 			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", "unavailable", "", "", "", fb.Note, ""})
 		}
@@ -326,10 +305,10 @@ func BackwardTable(run *record.Run) show.Table {
 // backwardMedian is the backward time of the article's step name: PyTorch's, or the backward
 // ladder's step of the same name ("bwd " + step).
 func backwardMedian(run *record.Run, step string) float64 {
-	if v := median(run, "backward", step); v > 0 {
+	if v := run.Median("backward", step); v > 0 {
 		return v
 	}
-	return median(run, "backward", "bwd "+step)
+	return run.Median("backward", "bwd "+step)
 }
 
 // ArticleTable is the article's own table as data: GTX 1070M and RTX 3090 numbers, and this run's.
@@ -343,7 +322,7 @@ func ArticleTable(run *record.Run) show.Table {
 				f3, b3 = r.Fwd, r.Bwd
 			}
 		}
-		t.Rows = append(t.Rows, []string{a.Step, ms(a.Fwd), ms(a.Bwd), ms(f3), ms(b3), ms(median(run, "forward", a.Step)), ms(backwardMedian(run, a.Step)), a.Note})
+		t.Rows = append(t.Rows, []string{a.Step, show.MS(a.Fwd), show.MS(a.Bwd), show.MS(f3), show.MS(b3), show.MS(run.Median("forward", a.Step)), show.MS(backwardMedian(run, a.Step)), a.Note})
 	}
 	t.Caption = "Source: BlinkDL, RWKV-CUDA (timex_cuda_v0..v3). The article's speedups are over a weak baseline (a 768-tap grouped conv on a zero-padded input) and each time is a single iteration under the autograd profiler, with no warm-up and no spread."
 	return t
@@ -365,7 +344,7 @@ func SweepTable(run *record.Run) show.Table {
 		found := false
 		for _, v := range variants {
 			if r, ok := run.Find("sweep", v, int64(T)); ok {
-				row = append(row, ms(r.MedianMS))
+				row = append(row, show.MS(r.MedianMS))
 				found = true
 			} else {
 				row = append(row, "—")
@@ -385,7 +364,7 @@ func TileTable(run *record.Run) show.Table {
 	t := show.Table{Title: "v5: outputs per lane (register tile), measured at the article's shape",
 		Header: []string{"outputs per lane", "median", "TFLOP/s", "% FP32 peak", "check"}}
 	for _, r := range run.Select("tile") {
-		t.Rows = append(t.Rows, []string{fmt.Sprint(r.Size), ms(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), verdictOf(r)})
+		t.Rows = append(t.Rows, []string{fmt.Sprint(r.Size), show.MS(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), verdictOf(r)})
 	}
 	if len(t.Rows) == 0 {
 		t.Rows = append(t.Rows, []string{"(not in this run)", "", "", "", ""})
@@ -405,7 +384,7 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 	var figs []lab.Figure
 	var labels []string
 	var times, pct, speed, cspeed, artSpeed []float64
-	pt, pc := median(run, "forward", Torch), median(run, "forward", TorchCompile)
+	pt, pc := run.Median("forward", Torch), run.Median("forward", TorchCompile)
 	for _, r := range run.Select("forward") {
 		if r.MedianMS <= 0 {
 			continue // unavailable: its reason is in the tables

@@ -148,7 +148,7 @@ func Walk(env *lab.Env, step string) error {
 		bench.FormatMS(r.MinMS), bench.FormatMS(r.MaxMS), r.GBps, show.Pct(r.PctBW), verdictOf(r))}
 	for _, b := range []struct{ c, v string }{{"forward", Eager}, {"forward", Compiled}, {"forward", "1 article"}, {string(KindBwdFeats), Eager + " backward"}, {string(KindTrain), Separate}} {
 		if b.c == string(st.Kind) && b.v != st.Name {
-			if m := median(run, b.c, b.v); m > 0 {
+			if m := run.Median(b.c, b.v); m > 0 {
 				parts = append(parts, fmt.Sprintf("%s vs %s (%s)", show.Times(m/r.MedianMS), b.v, bench.FormatMS(m)))
 			}
 		}

@@ -254,27 +254,6 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweeps []Shape) {
 // the CUDA path run first (it paid the first-call costs) - milliseconds.
 var Article = struct{ CUDAFwd, TorchFwd, CUDABwd, TorchBwd float64 }{3.31, 4.14, 4.65, 46.1}
 
-func median(run *record.Run, caseName, variant string) float64 {
-	if r, ok := run.Find(caseName, variant, 0); ok {
-		return r.MedianMS
-	}
-	return 0
-}
-
-func ms(v float64) string {
-	if v <= 0 || math.IsNaN(v) {
-		return "—"
-	}
-	return bench.FormatMS(v)
-}
-
-func ratio(a, b float64) string {
-	if a <= 0 || b <= 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return "—"
-	}
-	return show.Times(a / b)
-}
-
 func verdictOf(r record.Record) string {
 	switch {
 	case r.Kind == "baseline" && r.Tol == "":
@@ -304,7 +283,7 @@ func table(run *record.Run, title, caseName string, baselines []string, caption 
 		row := []string{r.Variant, r.DType, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS),
 			fmt.Sprintf("%.0f", r.GBps), show.Pct(r.PctBW)}
 		for _, b := range baselines {
-			row = append(row, ratio(median(run, caseName, b), r.MedianMS))
+			row = append(row, show.Ratio(run.Median(caseName, b), r.MedianMS))
 		}
 		t.Rows = append(t.Rows, append(row, verdictOf(r), r.Note))
 	}
@@ -347,11 +326,11 @@ func ArticleTable(run *record.Run) show.Table {
 		}
 		return b
 	}
-	fe, fb := median(run, "forward", Eager), median(run, string(KindBwdFeats), Eager+" backward")
-	t.Rows = append(t.Rows, []string{"forward", ms(Article.CUDAFwd), ms(Article.TorchFwd), ratio(Article.TorchFwd, Article.CUDAFwd),
-		ms(median(run, "forward", "1 article")), ms(best("forward")), ms(fe), ratio(fe, best("forward"))})
-	t.Rows = append(t.Rows, []string{"backward (dfeats)", ms(Article.CUDABwd), ms(Article.TorchBwd), ratio(Article.TorchBwd, Article.CUDABwd),
-		"—", ms(best(string(KindBwdFeats))), ms(fb), ratio(fb, best(string(KindBwdFeats)))})
+	fe, fb := run.Median("forward", Eager), run.Median(string(KindBwdFeats), Eager+" backward")
+	t.Rows = append(t.Rows, []string{"forward", show.MS(Article.CUDAFwd), show.MS(Article.TorchFwd), show.Ratio(Article.TorchFwd, Article.CUDAFwd),
+		show.MS(run.Median("forward", "1 article")), show.MS(best("forward")), show.MS(fe), show.Ratio(fe, best("forward"))})
+	t.Rows = append(t.Rows, []string{"backward (dfeats)", show.MS(Article.CUDABwd), show.MS(Article.TorchBwd), show.Ratio(Article.TorchBwd, Article.CUDABwd),
+		"—", show.MS(best(string(KindBwdFeats))), show.MS(fb), show.Ratio(fb, best(string(KindBwdFeats)))})
 	t.Caption = "The article timed each call once with time.time() around it and torch.cuda.synchronize(), with no warm-up: the CUDA extension ran first and paid the first-call costs " +
 		"(context, allocator, caches), PyTorch's backward time included autograd's graph walk, and the article's backward kernel had no forward beside it. One sample has no spread. Ours are medians of 25 runs after warm-up with the L2 flushed."
 	return t
@@ -383,7 +362,7 @@ func SweepTable(run *record.Run, caseName string) show.Table {
 		row := []string{fmt.Sprint(n)}
 		for _, v := range variants {
 			if r, ok := run.Find(caseName, v, n); ok && r.MedianMS > 0 {
-				row = append(row, fmt.Sprintf("%s (%s)", ms(r.MedianMS), show.Pct(r.PctBW)))
+				row = append(row, fmt.Sprintf("%s (%s)", show.MS(r.MedianMS), show.Pct(r.PctBW)))
 			} else {
 				row = append(row, "—")
 			}
@@ -436,12 +415,12 @@ func Targets(run *record.Run) show.Table {
 			best = r
 		}
 	}
-	tc := median(run, "forward", Compiled)
-	add("fastest float32 forward >= 85% of the copy bandwidth (minimum traffic)", fmt.Sprintf("%s: %s, %.0f GB/s = %s", best.Variant, ms(best.MedianMS), best.GBps, show.Pct(best.PctBW)), best.PctBW >= 85, best.MedianMS > 0)
-	add("fastest float32 forward faster than torch.compile", fmt.Sprintf("%s vs torch.compile %s: %s", ms(best.MedianMS), ms(tc), ratio(tc, best.MedianMS)), tc > 0 && best.MedianMS < tc, tc > 0 && best.MedianMS > 0)
-	eb := median(run, string(KindBwdFeats), Eager+" backward")
+	tc := run.Median("forward", Compiled)
+	add("fastest float32 forward >= 85% of the copy bandwidth (minimum traffic)", fmt.Sprintf("%s: %s, %.0f GB/s = %s", best.Variant, show.MS(best.MedianMS), best.GBps, show.Pct(best.PctBW)), best.PctBW >= 85, best.MedianMS > 0)
+	add("fastest float32 forward faster than torch.compile", fmt.Sprintf("%s vs torch.compile %s: %s", show.MS(best.MedianMS), show.MS(tc), show.Ratio(tc, best.MedianMS)), tc > 0 && best.MedianMS < tc, tc > 0 && best.MedianMS > 0)
+	eb := run.Median(string(KindBwdFeats), Eager+" backward")
 	fb, _ := run.Find(string(KindBwdFeats), "5 backward feats", 0)
-	add("feats backward >= 10x faster than eager's backward", fmt.Sprintf("%s vs eager backward %s (forward+backward %s): %s", ms(fb.MedianMS), ms(eb), ms(median(run, string(KindBwdFeats), Eager+" forward+backward")), ratio(eb, fb.MedianMS)),
+	add("feats backward >= 10x faster than eager's backward", fmt.Sprintf("%s vs eager backward %s (forward+backward %s): %s", show.MS(fb.MedianMS), show.MS(eb), show.MS(run.Median(string(KindBwdFeats), Eager+" forward+backward")), show.Ratio(eb, fb.MedianMS)),
 		fb.Correct && eb/fb.MedianMS >= 10, eb > 0 && fb.MedianMS > 0)
 	gpuOK, n := true, 0
 	for _, r := range run.Select(CaseGrad) {
