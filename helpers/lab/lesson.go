@@ -2,7 +2,9 @@ package lab
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 
 	"gonum.org/v1/plot"
 
@@ -107,4 +109,37 @@ func (e *Env) ShownOrNil(l Lesson) (*record.Run, error) {
 		return nil, nil
 	}
 	return run, err
+}
+
+// ShowFigures displays the figures of a run of lesson l: the named ones, or all when no name is given.
+func (l Lesson) ShowFigures(run *record.Run, names ...string) error {
+	figs, err := l.Figures(run)
+	if err != nil {
+		return err
+	}
+	return ShowPlots(figs, names...)
+}
+
+// ShowPlots displays figures: the named ones, or all when no name is given.
+func ShowPlots(figs []Figure, names ...string) error {
+	for _, f := range figs {
+		if len(names) > 0 && !slices.Contains(names, f.Name) {
+			continue
+		}
+		if err := show.Plot(f.Plot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NoRecording is how a cell that shows a lesson's results answers a failure to get them: in the
+// no-GPU mode without a recorded run it says so in a note (a GPU would measure them) and returns
+// nil; otherwise it returns err.
+func (e *Env) NoRecording(err error) error {
+	if e.GPU() {
+		return err
+	}
+	show.Note(show.Warning, fmt.Sprintf("No recorded results to show (%v). On a GPU this cell measures them.", err))
+	return nil
 }

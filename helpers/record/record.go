@@ -151,6 +151,16 @@ func (r *Run) Speedup(caseName, base, variant string) (float64, error) {
 	return b.MedianMS / v.MedianMS, nil
 }
 
+// Merge appends the records and compile reports of src (a part of the same lesson measured
+// separately, such as a section) and keeps its PyTorch version.
+func (r *Run) Merge(src *Run) {
+	r.Records = append(r.Records, src.Records...)
+	r.Kernels = append(r.Kernels, src.Kernels...)
+	if src.Receipt.Torch != "" {
+		r.Receipt.Torch = src.Receipt.Torch
+	}
+}
+
 // Save writes the run as indented JSON.
 func (r *Run) Save(path string) error {
 	data, err := json.MarshalIndent(r, "", "  ")

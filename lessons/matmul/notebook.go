@@ -299,7 +299,7 @@ func Accuracy(env *lab.Env) error {
 	}
 	AccuracyTable(run).Display()
 	VariantTable(run).Display()
-	return ShowFigures(run, "03_error")
+	return Lesson.ShowFigures(run, "03_error")
 }
 
 // ShowKernelBench shows the KernelBench trials and fast_p.
@@ -320,7 +320,7 @@ func Charts(env *lab.Env) error {
 	if run == nil {
 		return err
 	}
-	if err := ShowFigures(run, "03_time", "03_tflops", "03_roofline", "03_sweep"); err != nil {
+	if err := Lesson.ShowFigures(run, "03_time", "03_tflops", "03_roofline", "03_sweep"); err != nil {
 		return err
 	}
 	SweepTable(run).Display()
@@ -346,32 +346,6 @@ func ShowTargets(env *lab.Env) error {
 	}
 	Targets(run).Display()
 	return nil
-}
-
-// ShowFigures displays the named figures of a run (all when no name is given).
-func ShowFigures(run *record.Run, names ...string) error {
-	figs, err := Figures(run)
-	if err != nil {
-		return err
-	}
-	for _, f := range figs {
-		if len(names) > 0 && !contains(names, f.Name) {
-			continue
-		}
-		if err := show.Plot(f.Plot); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // checkFits is CheckMemory's rule: the bytes a product needs against the free memory.

@@ -56,18 +56,9 @@ func Collected(env *lab.Env, quick bool) (*record.Run, error) {
 				return nil, err
 			}
 		}
-		merge(run, part)
+		run.Merge(part)
 	}
 	return run, nil
-}
-
-// noRecording is shown in the no-GPU mode when no recorded run of the lesson exists yet.
-func noRecording(env *lab.Env, err error) error {
-	if env.GPU() {
-		return err
-	}
-	show.Note(show.Warning, fmt.Sprintf("No recorded results to show (%v). On a GPU this cell measures them.", err))
-	return nil
 }
 
 // ShowSection measures (GPU mode) or loads (no-GPU mode) one section and displays its tables and
@@ -75,7 +66,7 @@ func noRecording(env *lab.Env, err error) error {
 func ShowSection(env *lab.Env, section string, quick bool) error {
 	run, err := SectionResults(env, section, quick)
 	if err != nil {
-		return noRecording(env, err)
+		return env.NoRecording(err)
 	}
 	for _, t := range SectionTables(run, section) {
 		t.Display()
@@ -84,19 +75,14 @@ func ShowSection(env *lab.Env, section string, quick bool) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range figs {
-		if err := show.Plot(f.Plot); err != nil {
-			return err
-		}
-	}
-	return nil
+	return lab.ShowPlots(figs)
 }
 
 // ShowTargets displays the targets table and the compile reports of the whole lesson.
 func ShowTargets(env *lab.Env, quick bool) error {
 	run, err := Collected(env, quick)
 	if err != nil {
-		return noRecording(env, err)
+		return env.NoRecording(err)
 	}
 	TargetsTable(run).Display()
 	show.Reports("Compile reports (block 256)", run.Kernels).Display()

@@ -90,19 +90,11 @@ func Collected(env *lab.Env, quick bool) (*record.Run, error) {
 	return env.Last(Lesson, quick)
 }
 
-func noRecording(env *lab.Env, err error) error {
-	if env.GPU() {
-		return err
-	}
-	show.Note(show.Warning, fmt.Sprintf("No recorded results to show (%v). On a GPU this cell measures them.", err))
-	return nil
-}
-
 // ShowSection measures (GPU) or loads (no GPU) one section and shows its tables and charts.
 func ShowSection(env *lab.Env, section string, quick bool) error {
 	run, err := SectionResults(env, section, quick)
 	if err != nil {
-		return noRecording(env, err)
+		return env.NoRecording(err)
 	}
 	for _, t := range SectionTables(run, section) {
 		t.Display()
@@ -111,19 +103,14 @@ func ShowSection(env *lab.Env, section string, quick bool) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range figs {
-		if err := show.Plot(f.Plot); err != nil {
-			return err
-		}
-	}
-	return nil
+	return lab.ShowPlots(figs)
 }
 
 // ShowTargets shows the article's table beside this run, the targets and the compile reports.
 func ShowTargets(env *lab.Env, quick bool) error {
 	run, err := Collected(env, quick)
 	if err != nil {
-		return noRecording(env, err)
+		return env.NoRecording(err)
 	}
 	ArticleTable(run).Display()
 	TargetsTable(run).Display()

@@ -68,17 +68,9 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		merge(run, part)
+		run.Merge(part)
 	}
 	return run, nil
-}
-
-func merge(dst, src *record.Run) {
-	dst.Records = append(dst.Records, src.Records...)
-	dst.Kernels = append(dst.Kernels, src.Kernels...)
-	if src.Receipt.Torch != "" {
-		dst.Receipt.Torch = src.Receipt.Torch
-	}
 }
 
 // RunSection measures one section ("softmax" or "layernorm").

@@ -204,33 +204,7 @@ func ShowBackward(env *lab.Env) error {
 		return err
 	}
 	BackwardTable(run).Display()
-	return ShowFigures(run, "01_backward_time")
-}
-
-// ShowFigures displays the named figures of a run (all when no name is given).
-func ShowFigures(run *record.Run, names ...string) error {
-	figs, err := Figures(run)
-	if err != nil {
-		return err
-	}
-	for _, f := range figs {
-		if len(names) > 0 && !contains(names, f.Name) {
-			continue
-		}
-		if err := show.Plot(f.Plot); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
+	return Lesson.ShowFigures(run, "01_backward_time")
 }
 
 // Charts shows the forward charts and the T sweep of the last run.
@@ -239,7 +213,7 @@ func Charts(env *lab.Env) error {
 	if run == nil {
 		return err
 	}
-	if err := ShowFigures(run, "01_forward_time", "01_forward_speedup", "01_forward_peak", "01_sweep"); err != nil {
+	if err := Lesson.ShowFigures(run, "01_forward_time", "01_forward_speedup", "01_forward_peak", "01_sweep"); err != nil {
 		return err
 	}
 	SweepTable(run).Display()

@@ -88,7 +88,7 @@ func Overview(env *lab.Env) error {
 	} else if r, ok := run.Find("forward", Eager, 0); ok && r.MedianMS <= 0 {
 		show.Note(show.Warning, "PyTorch columns: "+r.Note)
 	}
-	return ShowFigures(run, "07_forward_time", "07_forward_bandwidth")
+	return Lesson.ShowFigures(run, "07_forward_time", "07_forward_bandwidth")
 }
 
 // ShowSource shows one kernel file with line numbers.
@@ -212,26 +212,6 @@ func Try(env *lab.Env, step, code string) error {
 	return nil
 }
 
-// ShowFigures displays the named figures of a run (all when no name is given).
-func ShowFigures(run *record.Run, names ...string) error {
-	figs, err := Figures(run)
-	if err != nil {
-		return err
-	}
-	for _, f := range figs {
-		keep := len(names) == 0
-		for _, n := range names {
-			keep = keep || n == f.Name
-		}
-		if keep {
-			if err := show.Plot(f.Plot); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // ShowBackward shows the gradients' and the training step's tables and chart.
 func ShowBackward(env *lab.Env) error {
 	run, err := env.ShownOrNil(Lesson)
@@ -240,7 +220,7 @@ func ShowBackward(env *lab.Env) error {
 	}
 	BackwardTable(run).Display()
 	TrainTable(run).Display()
-	return ShowFigures(run, "07_backward_time")
+	return Lesson.ShowFigures(run, "07_backward_time")
 }
 
 // Sweeps shows the N and F sweeps, tables and charts.
@@ -251,7 +231,7 @@ func Sweeps(env *lab.Env) error {
 	}
 	SweepTable(run, CaseSweepN).Display()
 	SweepTable(run, CaseSweepF).Display()
-	return ShowFigures(run, "07_sweep_n", "07_sweep_f")
+	return Lesson.ShowFigures(run, "07_sweep_n", "07_sweep_f")
 }
 
 // Autograd shows the autograd Functions at work: the float64 op's gradient check (either mode);
