@@ -2,7 +2,6 @@ package matmul
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -320,34 +319,7 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 		}
 		figs = append(figs, lab.Figure{Name: "03_error", Plot: p})
 	}
-	var lines []charts.Line
-	idx := map[string]int{}
-	for _, r := range run.Select("sweep") {
-		if r.MedianMS <= 0 {
-			continue
-		}
-		i, ok := idx[r.Variant]
-		if !ok {
-			i = len(lines)
-			idx[r.Variant] = i
-			lines = append(lines, charts.Line{Name: r.Variant})
-		}
-		lines[i].X = append(lines[i].X, float64(r.Size))
-		lines[i].Y = append(lines[i].Y, r.GFLOPs/1e3)
-	}
-	for i := range lines { // the article's size is recorded first: order each line by n
-		l := &lines[i]
-		idx := make([]int, len(l.X))
-		for j := range idx {
-			idx[j] = j
-		}
-		sort.Slice(idx, func(a, b int) bool { return l.X[idx[a]] < l.X[idx[b]] })
-		x, y := make([]float64, len(idx)), make([]float64, len(idx))
-		for j, k := range idx {
-			x[j], y[j] = l.X[k], l.Y[k]
-		}
-		l.X, l.Y = x, y
-	}
+	lines := lab.SweepLines(run.Select("sweep"), func(r record.Record) float64 { return r.GFLOPs / 1e3 })
 	if len(lines) > 0 {
 		p, err := charts.Lines("Throughput against size (n x n x n)", "n", "TFLOP/s", lines, true, true)
 		if err != nil {

@@ -447,21 +447,7 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 		}
 		figs = append(figs, lab.Figure{Name: "01_backward_time", Plot: p})
 	}
-	var lines []charts.Line
-	idx := map[string]int{}
-	for _, r := range run.Select("sweep") {
-		if r.MedianMS <= 0 {
-			continue
-		}
-		i, ok := idx[r.Variant]
-		if !ok {
-			i = len(lines)
-			idx[r.Variant] = i
-			lines = append(lines, charts.Line{Name: r.Variant})
-		}
-		lines[i].X = append(lines[i].X, float64(r.Size))
-		lines[i].Y = append(lines[i].Y, r.MedianMS)
-	}
+	lines := lab.SweepLines(run.Select("sweep"), func(r record.Record) float64 { return r.MedianMS })
 	if len(lines) > 0 {
 		p, err := charts.Lines("Forward time against T (B=32, C=768)", "T", "median time (ms)", lines, true, true)
 		if err != nil {

@@ -485,21 +485,7 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 		figs = append(figs, lab.Figure{Name: "07_backward_time", Plot: p})
 	}
 	for _, c := range []struct{ name, caseName, x string }{{"07_sweep_n", CaseSweepN, "N (F = 256)"}, {"07_sweep_f", CaseSweepF, "F (N = 65536)"}} {
-		var lines []charts.Line
-		idx := map[string]int{}
-		for _, r := range run.Select(c.caseName) {
-			if r.MedianMS <= 0 {
-				continue
-			}
-			i, ok := idx[r.Variant]
-			if !ok {
-				i = len(lines)
-				idx[r.Variant] = i
-				lines = append(lines, charts.Line{Name: r.Variant})
-			}
-			lines[i].X = append(lines[i].X, float64(r.Size))
-			lines[i].Y = append(lines[i].Y, r.PctBW)
-		}
+		lines := lab.SweepLines(run.Select(c.caseName), func(r record.Record) float64 { return r.PctBW })
 		if len(lines) == 0 {
 			continue
 		}
