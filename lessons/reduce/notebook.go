@@ -294,20 +294,8 @@ func TrySoftmax(env *lab.Env, step, code string) error {
 		res, _, err := p.Check(s, code)
 		p.Free()
 		label := shape(sh[0], sh[1])
-		if sh[2] > 0 {
-			label += " misaligned view"
-		}
-		var refused *Refusal
-		switch {
-		case errors.As(err, &refused):
-			show.Note(show.Info, fmt.Sprintf("%s: refused before launch: %v", label, err))
-		case err != nil:
-			return fmt.Errorf("%s: %w", label, err)
-		case !res.OK:
-			show.Note(show.Warning, fmt.Sprintf("%s: %s", label, res))
-			return nil
-		default:
-			show.Note(show.Success, fmt.Sprintf("%s (every element): %s", label, res))
+		if wrong, err := showTryCheck(label, sh[2] > 0, res, err); wrong || err != nil {
+			return err
 		}
 	}
 	p, err := NewSoftmaxProblem(env, d, rows, cols, 11, 0)
@@ -397,20 +385,8 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 		res, _, err := p.Check(s, code)
 		p.Free()
 		label := fmt.Sprintf("(%d, %d)", sh[0], sh[1])
-		if sh[2] > 0 {
-			label += " misaligned view"
-		}
-		var refused *Refusal
-		switch {
-		case errors.As(err, &refused):
-			show.Note(show.Info, fmt.Sprintf("%s: refused before launch: %v", label, err))
-		case err != nil:
-			return fmt.Errorf("%s: %w", label, err)
-		case !res.OK:
-			show.Note(show.Warning, fmt.Sprintf("%s: %s", label, res))
-			return nil
-		default:
-			show.Note(show.Success, fmt.Sprintf("%s (every element): %s", label, res))
+		if wrong, err := showTryCheck(label, sh[2] > 0, res, err); wrong || err != nil {
+			return err
 		}
 	}
 	p, err := NewLNProblem(env, LNSamples, LNSize, 12, false, false, 0)
@@ -447,4 +423,26 @@ func WalkLayerNorm(env *lab.Env, step string) error {
 		return err
 	}
 	return TryLayerNorm(env, step, "")
+}
+
+// showTryCheck shows the check of an edited step on one shape of a Try: refused before launch (the
+// shapes go on), wrong (wrong is true: nothing is timed), or right on every element. err is a
+// failure of the lab itself, named with the shape.
+func showTryCheck(label string, misaligned bool, res check.Result, err error) (wrong bool, _ error) {
+	if misaligned {
+		label += " misaligned view"
+	}
+	var refused *Refusal
+	switch {
+	case errors.As(err, &refused):
+		show.Note(show.Info, fmt.Sprintf("%s: refused before launch: %v", label, err))
+	case err != nil:
+		return false, fmt.Errorf("%s: %w", label, err)
+	case !res.OK:
+		show.Note(show.Warning, fmt.Sprintf("%s: %s", label, res))
+		return true, nil
+	default:
+		show.Note(show.Success, fmt.Sprintf("%s (every element): %s", label, res))
+	}
+	return false, nil
 }
