@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -120,27 +121,38 @@ func TestStability(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Free()
+	short, err := NewLNProblem(env, LNShortStable[0], LNShortStable[1], 6, true, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Free()
 	for _, s := range LNSteps {
-		res, _, err := p.Check(s, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: %s", s.Name, res)
-		wantOK := s.Name != LNSteps[1].Name
-		if res.OK != wantOK {
-			t.Errorf("%s on mean 1000, std 0.1: ok = %v, want %v (%s)", s.Name, res.OK, wantOK, res)
+		for _, q := range []*LNProblem{p, short} {
+			res, _, err := q.Check(s, "")
+			if refused(err) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s (%d, %d): %s", s.Name, q.N, q.M, res)
+			wantOK := s.Name != LNSteps[1].Name
+			if res.OK != wantOK {
+				t.Errorf("%s (%d, %d) on mean 1000, std 0.1: ok = %v, want %v (%s)", s.Name, q.N, q.M, res.OK, wantOK, res)
+			}
 		}
 	}
 }
 
 func TestLayerNormBackward(t *testing.T) {
 	env := labtest.Open(t)
-	shapes := [][2]int{{1, 4}, {2, 8}, {3, 1000}, {5, 4100}, {4, 65536}}
+	// (N, M, offset): float4 shapes, then single floats (M % 4 != 0, a misaligned view, M = 1).
+	shapes := [][3]int{{1, 4, 0}, {2, 8, 0}, {3, 1000, 0}, {5, 4100, 0}, {4, 65536, 0}, {3, 7, 0}, {2, 1001, 0}, {4, 4100, 1}, {5, 1, 0}}
 	if !testing.Short() {
-		shapes = append(shapes, [2]int{LNSamples, LNSize})
+		shapes = append(shapes, [3]int{LNSamples, LNSize, 0})
 	}
 	for i, sh := range shapes {
-		p, err := NewLNProblem(env, sh[0], sh[1], uint64(30+i), false, true, 0)
+		p, err := NewLNProblem(env, sh[0], sh[1], uint64(30+i), false, true, sh[2])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,14 +164,6 @@ func TestLayerNormBackward(t *testing.T) {
 		if !res.OK {
 			t.Errorf("backward %v: %v", sh, res.Err())
 		}
-	}
-	p, err := NewLNProblem(env, 3, 7, 1, false, true, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Free()
-	if _, err := p.CheckBackward(""); !refused(err) {
-		t.Errorf("backward on M = 7: %v", err)
 	}
 }
 
@@ -301,4 +305,51 @@ func TestTimings(t *testing.T) {
 	}
 	bytes = LNBackwardWork(LNSamples, LNSize).Bytes
 	line("layernorm backward", bwd)
+}
+
+// The layer norm op on every path of its dispatch: y, dx, dweight and dbias against the float64
+// references on NaN-poisoned outputs, then finite-difference gradient checks through the kernels.
+func TestLayerNormOp(t *testing.T) {
+	env := labtest.Open(t)
+	want := map[int]string{0: LNSteps[4].Name, 1: LNSteps[4].Name, 2: LNSteps[4].Name, 3: LNSteps[3].Name, 4: LNSteps[2].Name, 5: LNSteps[4].Name}
+	for i, c := range opShapes {
+		r, err := LNOpCheck(env, c.Shape, c.Dims, uint64(50+i))
+		if err != nil {
+			t.Fatalf("%v: %v", c.Shape, err)
+		}
+		t.Log(r)
+		if !r.OK() {
+			t.Errorf("%v", r)
+		}
+		if w, ok := want[i]; ok && (len(r.Launches) != 2 || r.Launches[0] != w) {
+			t.Errorf("%v over %d dims ran %v, want %s then the backward", c.Shape, c.Dims, r.Launches, w)
+		}
+	}
+	for i, c := range []struct {
+		shape []int
+		dims  int
+		max   int
+	}{{[]int{3, 7}, 1, 0}, {[]int{3, 2, 6}, 2, 0}, {[]int{2, 1030}, 1, 16}, {[]int{1, 65540}, 1, 8}, {[]int{2, 65537}, 1, 8}} {
+		res, launches, err := LNGradCheckGPU(env, c.shape, c.dims, uint64(70+i), c.max)
+		if err != nil {
+			t.Fatalf("gradcheck %v: %v", c.shape, err)
+		}
+		t.Logf("gradcheck %v (%v): %s", c.shape, launches, res)
+		if !res.OK {
+			t.Errorf("gradcheck %v over %d dims: %v", c.shape, c.dims, res.Err())
+		}
+	}
+	op, err := NewLayerNormOp(env, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Free()
+	x, _, b := LNOpInputs([]int{2, 3, 4}, 2, 1)
+	w := autograd.Param("weight", make([]float64, 4), 4)
+	if _, err := autograd.NewTape().Apply(op, x, w, b); err == nil || !strings.Contains(err.Error(), "weight has shape [4]") {
+		t.Errorf("a weight of the wrong shape: %v", err)
+	}
+	if _, err := NewLayerNormOp(env, 0); err == nil {
+		t.Error("an op over 0 dims was accepted")
+	}
 }

@@ -28,6 +28,7 @@ var LNSteps = []LNStep{
 	{Name: "2 partial sums (article)", File: "l2_partial_sums.cu", Idea: "P blocks per sample, sum and sum of squares: unstable"},
 	{Name: "3 Welford + Chan", File: "l3_welford.cu", Idea: "Welford per thread, Chan's merge: stable"},
 	{Name: "4 fused normalise + affine", File: "l4_fused.cu", Stats: "l3_welford.cu", Idea: "w and b loaded once for all samples, last samples first"},
+	{Name: "5 row on chip", File: "l5_row_on_chip.cu", Idea: "a warp (M <= 1024) or a block (M in shared memory) per sample: x read once, one launch"},
 }
 
 // LNStepByName finds a step.
@@ -41,14 +42,30 @@ func LNStepByName(name string) (LNStep, error) {
 }
 
 // LNPlan is how the layer norm kernels run on N samples of M: P blocks per sample for the
-// statistics, the float4 flag, and the fused pass's grid and samples per block (G).
+// statistics, the float4 flag, the fused pass's grid and samples per block (G), and for step 5
+// its kernel and dynamic shared memory.
 type LNPlan struct {
 	N, M       int
 	P          int
 	Vec        int32
 	FusedGridX int
 	G          int
+	OnChip     string // step 5's kernel: ln_warp_rows or ln_block_row
+	Shared     int    // step 5's dynamic shared memory in bytes (ln_block_row)
 	Note       string
+}
+
+// WarpRowMax is the longest sample ln_warp_rows holds in one warp's registers (32 lanes x 32).
+const WarpRowMax = 1024
+
+// OnChipMax is the longest sample step 5 takes on device d: what one block's dynamic shared memory
+// holds (the opt-in limit less 1 KiB for the kernel's own shared memory).
+func OnChipMax(d gpu.DeviceInfo) int {
+	limit := d.MaxSharedPerBlockOptin
+	if limit == 0 {
+		limit = d.MaxSharedPerBlock
+	}
+	return max(WarpRowMax, (limit-1024)/4)
 }
 
 // MaxLNCount is the largest normalised size of the Welford steps: counts are floats, exact below 2^24.
@@ -79,8 +96,10 @@ func planLayerNorm(dev gpu.DeviceInfo, s LNStep, N, M int, aligned bool) (LNPlan
 		return LNPlan{}, fmt.Errorf("layer norm: N = %d samples: there must be at least one", N)
 	case M < 1:
 		return LNPlan{}, fmt.Errorf("layer norm: the normalised size is %d: the mean of nothing is undefined", M)
-	case M > math.MaxInt32/4 || N > 65535:
-		return LNPlan{}, fmt.Errorf("layer norm: %d samples of %d is over the kernels' limits (M < 2^29, N <= 65535: the grid's y dimension)", N, M)
+	case M > math.MaxInt32/4:
+		return LNPlan{}, fmt.Errorf("layer norm: %d samples of %d is over the kernels' limit (M < 2^29)", N, M)
+	case N > 65535 && s.Name != LNSteps[4].Name:
+		return LNPlan{}, fmt.Errorf("layer norm step %s: %d samples is over its limit of 65535 (the grid's y dimension); step 5 takes any N for M up to its on-chip limit", s.Name, N)
 	}
 	p := LNPlan{N: N, M: M, P: lnBlocks(dev.SMs, N, M), G: FusedSamples}
 	if M%4 == 0 && aligned {
@@ -98,6 +117,16 @@ func planLayerNorm(dev gpu.DeviceInfo, s LNStep, N, M int, aligned bool) (LNPlan
 			return LNPlan{}, fmt.Errorf("layer norm step 4 walks float4 columns: it needs M %% 4 == 0 (M = %d) and 16-byte aligned x, y, w, b (aligned: %v); step 3 takes any shape", M, aligned)
 		}
 		p.FusedGridX = gpu.CeilDiv(M/4, 256)
+	}
+	if s.Name == LNSteps[4].Name {
+		switch limit := OnChipMax(dev); {
+		case M <= WarpRowMax:
+			p.OnChip = "ln_warp_rows"
+		case M <= limit:
+			p.OnChip, p.Shared = "ln_block_row", 4*M
+		default:
+			return LNPlan{}, fmt.Errorf("layer norm step 5 holds a sample in one block's shared memory: M = %d is over its limit of %d floats on this GPU; steps 3 and 4 take longer samples", M, limit)
+		}
 	}
 	return p, nil
 }
@@ -308,6 +337,22 @@ func (p *LNProblem) Launcher(s LNStep, code string) (func() error, LNPlan, error
 		}
 		ls = append(ls, launch{fk[0], gpu.Config{Grid: gpu.D2(plan.FusedGridX, gpu.CeilDiv(p.N, plan.G)), Block: gpu.D1(256)},
 			[]any{p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, N, M, int32(plan.G)}})
+	case LNSteps[4].Name:
+		prog, err := p.build(s.File, code, nil, plan.OnChip)
+		if err != nil {
+			return nil, plan, err
+		}
+		ks, err := p.kernels(prog, plan.OnChip)
+		if err != nil {
+			return nil, plan, err
+		}
+		cfg := gpu.Config{Grid: gpu.D1(gpu.CeilDiv(p.N, 8)), Block: gpu.D1(256)}
+		args := []any{p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, N, M, eps, plan.Vec}
+		if plan.OnChip == "ln_block_row" {
+			cfg = gpu.Config{Grid: gpu.D1(p.N), Block: gpu.D1(512), SharedBytes: plan.Shared}
+			args = []any{p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, M, eps, plan.Vec}
+		}
+		ls = []launch{{ks[0], cfg, args}}
 	default:
 		return nil, plan, fmt.Errorf("lesson 04: no layer norm step %q", s.Name)
 	}
@@ -453,17 +498,18 @@ func (p *LNProblem) Measure(caseName string, s LNStep, code, variant string, exp
 	return p.env.Measure(rec, LNWork(p.N, p.M), run)
 }
 
-// BackwardLauncher returns a function that queues the backward (l5_backward.cu; code replaces it
-// when not empty) on the statistics a forward saved in Mean and Rstd.
+// BackwardLauncher returns a function that queues the backward (l6_backward.cu; code replaces it
+// when not empty) on the statistics a forward saved in Mean and Rstd. It takes the shapes step 3
+// takes: float4 when M % 4 == 0 and the buffers are aligned, single floats otherwise.
 func (p *LNProblem) BackwardLauncher(code string) (func() error, LNPlan, error) {
 	if p.DY == nil {
 		return nil, LNPlan{}, fmt.Errorf("layer norm backward: the problem was made without backward buffers")
 	}
-	plan, err := PlanLayerNorm(p.env.Session.Device, LNSteps[3], p.N, p.M, gpu.Aligned(16, p.X, p.DY, p.DX, p.W))
+	plan, err := PlanLNBackward(p.env.Session.Device, p.N, p.M, gpu.Aligned(16, p.X, p.DY, p.DX, p.W))
 	if err != nil {
-		return nil, plan, fmt.Errorf("layer norm backward: %w", err)
+		return nil, plan, err
 	}
-	prog, err := p.build("l5_backward.cu", code, nil, "ln_bwd_partials", "ln_bwd_finalize", "ln_bwd_dx")
+	prog, err := p.build("l6_backward.cu", code, nil, "ln_bwd_partials", "ln_bwd_finalize", "ln_bwd_dx")
 	if err != nil {
 		return nil, plan, err
 	}
@@ -473,17 +519,47 @@ func (p *LNProblem) BackwardLauncher(code string) (func() error, LNPlan, error) 
 	}
 	M, P := int32(p.M), int32(plan.P)
 	ls := []launch{
-		{ks[0], gpu.Config{Grid: gpu.D2(plan.P, p.N), Block: gpu.D1(256)}, []any{p.X, p.DY, p.W, p.Mean, p.Rstd, p.Partials, M, P}},
+		{ks[0], gpu.Config{Grid: gpu.D2(plan.P, p.N), Block: gpu.D1(256)}, []any{p.X, p.DY, p.W, p.Mean, p.Rstd, p.Partials, M, P, plan.Vec}},
 		{ks[1], gpu.Config{Grid: gpu.D1(p.N), Block: gpu.D1(256)}, []any{p.Partials, p.C, M, P}},
-		{ks[2], gpu.Config{Grid: gpu.D1(plan.FusedGridX), Block: gpu.D1(256)}, []any{p.X, p.DY, p.W, p.Mean, p.Rstd, p.C, p.DX, p.DW, p.DB, int32(p.N), M}},
+		{ks[2], gpu.Config{Grid: gpu.D1(plan.FusedGridX), Block: gpu.D1(256)}, []any{p.X, p.DY, p.W, p.Mean, p.Rstd, p.C, p.DX, p.DW, p.DB, int32(p.N), M, plan.Vec}},
 	}
 	return queue(ls), plan, nil
 }
 
-// CheckBackward runs the forward (step 4) and the backward once on poisoned gradients and compares
-// dx (checked samples), dw and db with the float64 backward.
+// PlanLNBackward checks N x M for the backward and picks its launch, before any launch: step 3's
+// statistics limits, float4 when aligned, and the dx pass's grid over float4 or single columns.
+func PlanLNBackward(dev gpu.DeviceInfo, N, M int, aligned bool) (LNPlan, error) {
+	plan, err := PlanLayerNorm(dev, LNSteps[2], N, M, aligned)
+	if err != nil {
+		return plan, &Refusal{fmt.Errorf("layer norm backward (it takes the shapes step 3 takes): %w", err)}
+	}
+	plan.FusedGridX = gpu.CeilDiv(M, 256)
+	if plan.Vec == 1 {
+		plan.FusedGridX = gpu.CeilDiv(M/4, 256)
+	}
+	return plan, nil
+}
+
+// ForwardStep is the forward step that the autograd op and the backward's checks run on N x M:
+// step 5 where the sample fits on chip, else step 4 where float4 applies, else step 3 (any shape).
+func ForwardStep(dev gpu.DeviceInfo, N, M int, aligned bool) LNStep {
+	for _, s := range []LNStep{LNSteps[4], LNSteps[3]} {
+		if _, err := PlanLayerNorm(dev, s, N, M, aligned); err == nil {
+			return s
+		}
+	}
+	return LNSteps[2]
+}
+
+// forwardStep is ForwardStep for this problem's buffers.
+func (p *LNProblem) forwardStep() LNStep {
+	return ForwardStep(p.env.Session.Device, p.N, p.M, gpu.Aligned(16, p.X, p.Y, p.W, p.B))
+}
+
+// CheckBackward runs the forward (ForwardStep) and the backward once on poisoned gradients and
+// compares dx (checked samples), dw and db with the float64 backward.
 func (p *LNProblem) CheckBackward(code string) (check.Result, error) {
-	fwd, _, err := p.Launcher(LNSteps[3], "")
+	fwd, _, err := p.Launcher(p.forwardStep(), "")
 	if err != nil {
 		return check.Result{}, err
 	}

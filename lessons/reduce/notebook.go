@@ -368,9 +368,10 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 		return err
 	}
 	show.Note(show.Success, fmt.Sprintf("%s compiled: NVRTC %s for %s, %d bytes of PTX.", src.Name, prog.Compiled.NVRTC, prog.Compiled.Arch, len(prog.Compiled.PTX)))
+	caseName, tn, tm := lnTimedShape(s)
 	if !env.GPU() {
 		return showRecorded(env, code, func(run *record.Run) []record.Record {
-			r, ok := run.Find(CaseLN, s.Name, 0)
+			r, ok := run.Find(caseName, s.Name, int64(tm))
 			if !ok {
 				return nil
 			}
@@ -389,7 +390,7 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 			return err
 		}
 	}
-	p, err := NewLNProblem(env, LNSamples, LNSize, 12, false, false, 0)
+	p, err := NewLNProblem(env, tn, tm, 12, false, false, 0)
 	if err != nil {
 		return err
 	}
@@ -409,8 +410,17 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 			break
 		}
 	}
-	show.Records(fmt.Sprintf("%s at (%d, %d) (%s checked)", s.Name, LNSamples, LNSize, p.Checked()), recs, env.Receipt, s.Name+" (original)").Display()
+	show.Records(fmt.Sprintf("%s at (%d, %d) (%s checked)", s.Name, tn, tm, p.Checked()), recs, env.Receipt, s.Name+" (original)").Display()
 	return nil
+}
+
+// lnTimedShape is where a Try times layer norm step s, and the run's case with that shape: the
+// article's (16, 4M), or for step 5, which holds a sample on chip, the sweep's shortest samples.
+func lnTimedShape(s LNStep) (caseName string, N, M int) {
+	if s.Name == LNSteps[4].Name {
+		return CaseLNSweep, LNSweepTotal / WarpRowMax, WarpRowMax
+	}
+	return CaseLN, LNSamples, LNSize
 }
 
 // WalkLayerNorm shows a layer norm step's source (and the statistics file it reuses), then TryLayerNorm.

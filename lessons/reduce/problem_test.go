@@ -1,7 +1,6 @@
 package reduce
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -59,10 +58,7 @@ func TestZerosPassKernelBenchButNotOurs(t *testing.T) {
 	}
 }
 
-func refused(err error) bool {
-	var r *Refusal
-	return errors.As(err, &r)
-}
+func refused(err error) bool { return IsRefusal(err) }
 
 func TestSoftmaxPlansRefuseBeforeLaunch(t *testing.T) {
 	for _, s := range SoftmaxSteps {
@@ -125,6 +121,9 @@ func TestLayerNormPlansRefuseBeforeLaunch(t *testing.T) {
 	dev := gpu.DeviceInfo{SMs: 132}
 	for _, s := range LNSteps {
 		for _, c := range [][2]int{{0, 5}, {5, 0}, {70000, 4}} {
+			if c[0] == 70000 && s.Name == LNSteps[4].Name {
+				continue // step 5's grid is one-dimensional: it takes any N
+			}
 			if _, err := PlanLayerNorm(dev, s, c[0], c[1], true); !refused(err) {
 				t.Errorf("%s %v: %v", s.Name, c, err)
 			}
@@ -142,6 +141,36 @@ func TestLayerNormPlansRefuseBeforeLaunch(t *testing.T) {
 	}
 	if p, err := PlanLayerNorm(dev, LNSteps[2], 3, 7, false); err != nil || p.Vec != 0 || p.P != 1 {
 		t.Errorf("(3, 7) misaligned: %+v %v", p, err)
+	}
+	h100 := gpu.DeviceInfo{SMs: 132, MaxSharedPerBlock: 48 << 10, MaxSharedPerBlockOptin: 227 << 10}
+	for _, c := range []struct {
+		n, m   int
+		kernel string
+	}{{1, 1, "ln_warp_rows"}, {100000, 1024, "ln_warp_rows"}, {7, 1025, "ln_block_row"}, {3, OnChipMax(h100), "ln_block_row"}} {
+		if p, err := PlanLayerNorm(h100, LNSteps[4], c.n, c.m, true); err != nil || p.OnChip != c.kernel || (c.kernel == "ln_block_row") != (p.Shared == 4*c.m) {
+			t.Errorf("step 5 on (%d, %d): %+v %v", c.n, c.m, p, err)
+		}
+	}
+	if _, err := PlanLayerNorm(h100, LNSteps[4], 2, OnChipMax(h100)+1, true); !refused(err) || !strings.Contains(err.Error(), "shared memory") {
+		t.Errorf("step 5 over its on-chip limit: %v", err)
+	}
+	if _, err := PlanLayerNorm(h100, LNSteps[3], 100000, 1024, true); !refused(err) || !strings.Contains(err.Error(), "65535") {
+		t.Errorf("step 4 on 100000 samples: %v", err)
+	}
+	for _, c := range []struct {
+		m       int
+		aligned bool
+		step    int
+	}{{1024, true, 4}, {LNSize, true, 3}, {LNSize + 1, true, 2}, {LNSize, false, 2}} {
+		if s := ForwardStep(h100, 16, c.m, c.aligned); s.Name != LNSteps[c.step].Name {
+			t.Errorf("ForwardStep(16, %d, aligned %v) = %s, want %s", c.m, c.aligned, s.Name, LNSteps[c.step].Name)
+		}
+	}
+	if p, err := PlanLNBackward(h100, 3, 7, true); err != nil || p.Vec != 0 || p.FusedGridX != 1 {
+		t.Errorf("backward (3, 7): %+v %v", p, err)
+	}
+	if _, err := PlanLNBackward(h100, 1, 1<<24, true); !refused(err) || !strings.Contains(err.Error(), "backward") {
+		t.Errorf("backward on M = 2^24: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -162,6 +163,12 @@ func (r *Refusal) Error() string { return r.Err.Error() }
 
 // Unwrap is the plan's error.
 func (r *Refusal) Unwrap() error { return r.Err }
+
+// IsRefusal says whether err is a step's plan refusing a shape (not a failure of the run).
+func IsRefusal(err error) bool {
+	var r *Refusal
+	return errors.As(err, &r)
+}
 
 // PlanSoftmax checks the shape, then asks step s for its launch. A shape it refuses is a *Refusal.
 func PlanSoftmax(s SoftmaxStep, d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {

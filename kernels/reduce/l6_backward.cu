@@ -9,8 +9,10 @@
 // loads w there once, and for every sample writes dx while it accumulates dw and db in registers,
 // so dw and db need no atomics and no second pass.
 // Traffic: x and dy twice, w twice, dx once, dw and db once.
-// Launch: ln_bwd_partials grid (P, N), ln_bwd_finalize grid N, ln_bwd_dx grid-stride over M/4
-// columns; block 256 each. Limits: M % 4 == 0, 16-byte aligned buffers, M < 2^24.
+// Launch: ln_bwd_partials grid (P, N), ln_bwd_finalize grid N, ln_bwd_dx grid-stride over the
+// columns (M/4 float4 columns when vec = 1, M columns when vec = 0); block 256 each.
+// Limits: vec = 1 needs M % 4 == 0 and 16-byte aligned x, dy, w, dx (vec = 0 takes any M and
+// alignment, the autograd op's fallback); M < 2^24, like the forward's statistics.
 #define THREADS 256
 
 __device__ float block_sum(float v, float *sh) {
@@ -31,7 +33,7 @@ __device__ void part_of(int M, int P, int *lo, int *hi) {
 
 extern "C" __global__ void __launch_bounds__(THREADS) ln_bwd_partials(const float *__restrict__ x, const float *__restrict__ dy, const float *__restrict__ w,
                                                                      const float *__restrict__ mean_in, const float *__restrict__ rstd_in,
-                                                                     float *__restrict__ partials, int M, int P) {
+                                                                     float *__restrict__ partials, int M, int P, int vec) {
     __shared__ float sh[32];
     const int n = blockIdx.y;
     const float mean = mean_in[n], rstd = rstd_in[n];
@@ -40,11 +42,20 @@ extern "C" __global__ void __launch_bounds__(THREADS) ln_bwd_partials(const floa
     int lo, hi;
     part_of(M, P, &lo, &hi);
     float s1 = 0.f, s2 = 0.f;
-    for (int j = lo / 4 + threadIdx.x; j < hi / 4; j += THREADS) {
-        const float4 v = x4[j], d = d4[j], g = w4[j];
-        const float gx = d.x * g.x, gy = d.y * g.y, gz = d.z * g.z, gw = d.w * g.w;
-        s1 += (gx + gy) + (gz + gw);
-        s2 += (gx * (v.x - mean) + gy * (v.y - mean)) + (gz * (v.z - mean) + gw * (v.w - mean));
+    if (vec) {
+        for (int j = lo / 4 + threadIdx.x; j < hi / 4; j += THREADS) {
+            const float4 v = x4[j], d = d4[j], g = w4[j];
+            const float gx = d.x * g.x, gy = d.y * g.y, gz = d.z * g.z, gw = d.w * g.w;
+            s1 += (gx + gy) + (gz + gw);
+            s2 += (gx * (v.x - mean) + gy * (v.y - mean)) + (gz * (v.z - mean) + gw * (v.w - mean));
+        }
+    } else {
+        const float *xs = x + (long long)n * M, *ds = dy + (long long)n * M;
+        for (int j = lo + threadIdx.x; j < hi; j += THREADS) {
+            const float g = ds[j] * w[j];
+            s1 += g;
+            s2 += g * (xs[j] - mean);
+        }
     }
     s1 = block_sum(s1, sh);
     s2 = block_sum(s2, sh) * rstd;
@@ -71,7 +82,23 @@ extern "C" __global__ void __launch_bounds__(THREADS) ln_bwd_finalize(const floa
 
 extern "C" __global__ void __launch_bounds__(THREADS) ln_bwd_dx(const float *__restrict__ x, const float *__restrict__ dy, const float *__restrict__ w,
                                                                const float *__restrict__ mean_in, const float *__restrict__ rstd_in, const float *__restrict__ c,
-                                                               float *__restrict__ dx, float *__restrict__ dw, float *__restrict__ db, int N, int M) {
+                                                               float *__restrict__ dx, float *__restrict__ dw, float *__restrict__ db, int N, int M, int vec) {
+    if (!vec) { // one column per thread
+        for (int j = blockIdx.x * THREADS + threadIdx.x; j < M; j += gridDim.x * THREADS) {
+            const float g = w[j];
+            float aw = 0.f, ab = 0.f;
+            for (int n = N - 1; n >= 0; --n) {
+                const long long i = (long long)n * M + j;
+                const float h = (x[i] - mean_in[n]) * rstd_in[n], d = dy[i];
+                dx[i] = rstd_in[n] * (d * g - c[2 * n] - h * c[2 * n + 1]);
+                aw += d * h;
+                ab += d;
+            }
+            dw[j] = aw;
+            db[j] = ab;
+        }
+        return;
+    }
     const float4 *w4 = reinterpret_cast<const float4 *>(w);
     for (int j = blockIdx.x * THREADS + threadIdx.x; j < M / 4; j += gridDim.x * THREADS) {
         const float4 g = w4[j];
