@@ -294,6 +294,9 @@ func TestTimings(t *testing.T) {
 	bytes = LNWork(LNSamples, LNSize).Bytes
 	for _, s := range LNSteps {
 		run, plan, err := ln.Launcher(s, "")
+		if refused(err) {
+			continue // step 5: the article's samples do not fit on chip
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,11 +328,16 @@ func TestLayerNormOp(t *testing.T) {
 			t.Errorf("%v over %d dims ran %v, want %s then the backward", c.Shape, c.Dims, r.Launches, w)
 		}
 	}
+	// Finite differences through float32 kernels need short samples: the mean and rstd of a sample
+	// feed all of its M outputs, so their float32 rounding (1.2e-7 relative) moves the loss by about
+	// M x 1.2e-7 x |y| for ANY change of x, which over 2h = 0.02 passes the bound once M is over
+	// about 10^4 (M = 65540 measured 0.07 off). The backward kernels' two paths (float4 and single
+	// floats) run here; the long samples are checked against the float64 backward above.
 	for i, c := range []struct {
 		shape []int
 		dims  int
 		max   int
-	}{{[]int{3, 7}, 1, 0}, {[]int{3, 2, 6}, 2, 0}, {[]int{2, 1030}, 1, 16}, {[]int{1, 65540}, 1, 8}, {[]int{2, 65537}, 1, 8}} {
+	}{{[]int{3, 7}, 1, 0}, {[]int{3, 2, 6}, 2, 0}, {[]int{2, 1030}, 1, 16}, {[]int{2, 2, 1001}, 1, 16}} {
 		res, launches, err := LNGradCheckGPU(env, c.shape, c.dims, uint64(70+i), c.max)
 		if err != nil {
 			t.Fatalf("gradcheck %v: %v", c.shape, err)
