@@ -175,8 +175,25 @@ func Lines(title, xLabel, yLabel string, lines []Line, logX, logY bool) (*plot.P
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true
+	legendRoom(p, len(lines), logY)
 	p.Add(plotter.NewGrid())
 	return p, nil
+}
+
+// legendRoom raises the top of the y axis so that the data stays below a legend of n entries in
+// the top corner: the legend takes about 6.5% of the height per entry (at most 60%), and the data
+// keeps the rest (in log space on a log axis).
+func legendRoom(p *plot.Plot, n int, logY bool) {
+	lo, hi := p.Y.Min, p.Y.Max
+	if n == 0 || !(hi > lo) || (logY && lo <= 0) {
+		return
+	}
+	f := min(0.6, 0.065*float64(n+1))
+	if logY {
+		p.Y.Max = math.Exp(math.Log(lo) + (math.Log(hi)-math.Log(lo))/(1-f))
+		return
+	}
+	p.Y.Max = lo + (hi-lo)/(1-f)
 }
 
 // Point is one kernel on a roofline: its arithmetic intensity (FLOPs per byte of DRAM traffic)

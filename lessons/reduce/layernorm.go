@@ -482,8 +482,11 @@ func (p *LNProblem) Measure(caseName string, s LNStep, code, variant string, exp
 	}
 	rec.RelL2, rec.MaxAbs, rec.Correct, rec.Tol = res.RelL2, res.MaxAbs, res.OK, res.Tol.Name
 	rec.Note = fmt.Sprintf("P = %d blocks per sample, vec %d", plan.P, plan.Vec)
-	if s.Name == LNSteps[0].Name {
+	switch s.Name {
+	case LNSteps[0].Name:
 		rec.Note = fmt.Sprintf("%d blocks of 1024", p.N)
+	case LNSteps[4].Name:
+		rec.Note = fmt.Sprintf("%s, vec %d", plan.OnChip, plan.Vec)
 	}
 	if !res.OK {
 		rec.Note += "; check: " + res.Err().Error()
