@@ -5,7 +5,8 @@
 //   - softmax over rows: s1_naive.cu, s2_block_tree.cu, s3_warp_float4.cu, s4_online.cu,
 //     s5_cluster.cu (read once, Hopper clusters), s6_warp_row.cu (short rows), s7_half.cu
 //   - layer norm: l1_block_per_sample.cu, l2_partial_sums.cu, l3_welford.cu, l4_fused.cu,
-//     l5_row_on_chip.cu (short samples: read once), l6_backward.cu
+//     l5_row_on_chip.cu (short samples: read once), l6_grid_resident.cu (long samples held by all
+//     SMs at once: read once), l7_backward.cu
 //   - util.cu: counts non-finite outputs for the checks; solutions/: the exercises' solutions
 package reduce
 

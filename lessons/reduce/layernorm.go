@@ -29,6 +29,7 @@ var LNSteps = []LNStep{
 	{Name: "3 Welford + Chan", File: "l3_welford.cu", Idea: "Welford per thread, Chan's merge: stable"},
 	{Name: "4 fused normalise + affine", File: "l4_fused.cu", Stats: "l3_welford.cu", Idea: "w and b loaded once for all samples, last samples first"},
 	{Name: "5 row on chip", File: "l5_row_on_chip.cu", Idea: "a warp (M <= 1024) or a block (M in shared memory) per sample: x read once, one launch"},
+	{Name: "6 grid-resident, read once", File: "l6_grid_resident.cu", Idea: "one block per SM, the sample held in all SMs' shared memory, a grid barrier: x read once"},
 }
 
 // LNStepByName finds a step.
@@ -50,8 +51,10 @@ type LNPlan struct {
 	Vec        int32
 	FusedGridX int
 	G          int
-	OnChip     string // step 5's kernel: ln_warp_rows or ln_block_row
-	Shared     int    // step 5's dynamic shared memory in bytes (ln_block_row)
+	OnChip     string // the kernel of steps 5 and 6: ln_warp_rows, ln_block_row or ln_grid_resident
+	Shared     int    // dynamic shared memory in bytes (ln_block_row, ln_grid_resident)
+	Grid       int    // step 6: one block per SM
+	Chunk4     int    // step 6: the float4s of a sample each block holds
 	Note       string
 }
 
@@ -66,6 +69,12 @@ func OnChipMax(d gpu.DeviceInfo) int {
 		limit = d.MaxSharedPerBlock
 	}
 	return max(WarpRowMax, (limit-1024)/4)
+}
+
+// GridResidentMax is the longest sample step 6 takes on device d: one slice per SM, each in one
+// block's shared memory.
+func GridResidentMax(d gpu.DeviceInfo) int {
+	return max(d.SMs, 1) * (OnChipMax(d) / 4 * 4)
 }
 
 // MaxLNCount is the largest normalised size of the Welford steps: counts are floats, exact below 2^24.
@@ -98,7 +107,7 @@ func planLayerNorm(dev gpu.DeviceInfo, s LNStep, N, M int, aligned bool) (LNPlan
 		return LNPlan{}, fmt.Errorf("layer norm: the normalised size is %d: the mean of nothing is undefined", M)
 	case M > math.MaxInt32/4:
 		return LNPlan{}, fmt.Errorf("layer norm: %d samples of %d is over the kernels' limit (M < 2^29)", N, M)
-	case N > 65535 && s.Name != LNSteps[4].Name:
+	case N > 65535 && s.Name != LNSteps[4].Name && s.Name != LNSteps[5].Name:
 		return LNPlan{}, fmt.Errorf("layer norm step %s: %d samples is over its limit of 65535 (the grid's y dimension); step 5 takes any N for M up to its on-chip limit", s.Name, N)
 	}
 	p := LNPlan{N: N, M: M, P: lnBlocks(dev.SMs, N, M), G: FusedSamples}
@@ -112,9 +121,9 @@ func planLayerNorm(dev gpu.DeviceInfo, s LNStep, N, M int, aligned bool) (LNPlan
 			return LNPlan{}, fmt.Errorf("layer norm step %s counts elements in float: M = %d is over its limit of %d (2^24)", s.Name, M, MaxLNCount-1)
 		}
 	}
-	if s.Name == LNSteps[3].Name {
+	if s.Name == LNSteps[3].Name || s.Name == LNSteps[5].Name {
 		if p.Vec == 0 {
-			return LNPlan{}, fmt.Errorf("layer norm step 4 walks float4 columns: it needs M %% 4 == 0 (M = %d) and 16-byte aligned x, y, w, b (aligned: %v); step 3 takes any shape", M, aligned)
+			return LNPlan{}, fmt.Errorf("layer norm step %s walks float4s: it needs M %% 4 == 0 (M = %d) and 16-byte aligned x, y, w, b (aligned: %v); step 3 takes any shape", s.Name, M, aligned)
 		}
 		p.FusedGridX = gpu.CeilDiv(M/4, 256)
 	}
@@ -128,7 +137,27 @@ func planLayerNorm(dev gpu.DeviceInfo, s LNStep, N, M int, aligned bool) (LNPlan
 			return LNPlan{}, fmt.Errorf("layer norm step 5 holds a sample in one block's shared memory: M = %d is over its limit of %d floats on this GPU; steps 3 and 4 take longer samples", M, limit)
 		}
 	}
+	if s.Name == LNSteps[5].Name {
+		if M <= OnChipMax(dev) {
+			return LNPlan{}, fmt.Errorf("layer norm step 6 is for samples too long for one block: M = %d fits step 5 (up to %d), where a grid barrier per sample would cost more than the sample itself", M, OnChipMax(dev))
+		}
+		if limit := GridResidentMax(dev); M > limit {
+			return LNPlan{}, fmt.Errorf("layer norm step 6 holds a sample in the shared memory of all %d SMs: M = %d is over its limit of %d floats on this GPU; step 4 takes longer samples", dev.SMs, M, limit)
+		}
+		if dev.MaxThreadsPerBlock != 0 && dev.MaxThreadsPerBlock < 1024 {
+			return LNPlan{}, fmt.Errorf("layer norm step 6 runs blocks of 1024 threads; this GPU allows %d", dev.MaxThreadsPerBlock)
+		}
+		p.OnChip, p.Grid = "ln_grid_resident", max(dev.SMs, 1)
+		p.Chunk4 = gpu.CeilDiv(M/4, p.Grid)
+		p.Shared = 16 * p.Chunk4
+	}
 	return p, nil
+}
+
+// partialsLen is the floats of the partial statistics of every step: three per block of the
+// statistics passes (steps 2-4, the backward) or per SM (step 6).
+func partialsLen(d gpu.DeviceInfo, N, M int) int {
+	return 3 * N * max(lnBlocks(d.SMs, N, M), d.SMs)
 }
 
 // LNWork is the minimum traffic of a layer norm forward: x read once, y written once, w and b read once.
@@ -152,11 +181,13 @@ type LNProblem struct {
 	N, M                   int
 	X, W, B, Y, Mean, Rstd *gpu.Buffer[float32]
 	Partials, C            *gpu.Buffer[float32]
-	DY, DX, DW, DB         *gpu.Buffer[float32]
-	x, w, b, dy            []float32
-	env                    *lab.Env
-	owned                  []*gpu.Buffer[float32]
-	Shifted                bool
+	// Sync is step 6's barrier: N arrival counters, then the flag a block sets when it gave up.
+	Sync           *gpu.Buffer[uint32]
+	DY, DX, DW, DB *gpu.Buffer[float32]
+	x, w, b, dy    []float32
+	env            *lab.Env
+	owned          []*gpu.Buffer[float32]
+	Shifted        bool
 }
 
 // NewLNProblem uploads fresh inputs: x uniform in [-1, 1) (shifted: mean 1000 and standard
@@ -204,7 +235,10 @@ func NewLNProblem(env *lab.Env, N, M int, seed uint64, shifted, backward bool, o
 	do(&p.Mean, N, 0, nil)
 	do(&p.Rstd, N, 0, nil)
 	do(&p.C, 2*N, 0, nil)
-	do(&p.Partials, 3*N*lnBlocks(env.Session.Device.SMs, N, M), 0, nil)
+	do(&p.Partials, partialsLen(env.Session.Device, N, M), 0, nil)
+	if err == nil {
+		p.Sync, err = gpu.Alloc[uint32](env.Session, N+1)
+	}
 	if backward {
 		p.dy = Uniform(F32, N*M, -1, 1, seed+3)
 		do(&p.DY, N*M, offset, p.dy)
@@ -223,6 +257,10 @@ func NewLNProblem(env *lab.Env, N, M int, seed uint64, shifted, backward bool, o
 func (p *LNProblem) Free() {
 	for _, b := range p.owned {
 		b.Free()
+	}
+	if p.Sync != nil {
+		p.Sync.Free()
+		p.Sync = nil
 	}
 	p.owned = nil
 }
@@ -353,10 +391,70 @@ func (p *LNProblem) Launcher(s LNStep, code string) (func() error, LNPlan, error
 			args = []any{p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, M, eps, plan.Vec}
 		}
 		ls = []launch{{ks[0], cfg, args}}
+	case LNSteps[5].Name:
+		return p.gridResident(s, code, plan)
 	default:
 		return nil, plan, fmt.Errorf("lesson 04: no layer norm step %q", s.Name)
 	}
 	return queue(ls), plan, nil
+}
+
+// gridResident is step 6's launcher: the barrier's counters are zeroed (queued), then one block
+// per SM. The driver must confirm that a block fits on an SM, or the barrier could wait forever.
+func (p *LNProblem) gridResident(s LNStep, code string, plan LNPlan) (func() error, LNPlan, error) {
+	if p.Sync == nil || p.Partials == nil || p.Partials.Len() < 3*p.N*plan.Grid {
+		return nil, plan, fmt.Errorf("layer norm step 6: the problem has no barrier counters or too few partials")
+	}
+	prog, err := p.build(s.File, code, nil, plan.OnChip)
+	if err != nil {
+		return nil, plan, err
+	}
+	k, err := prog.Kernel(plan.OnChip)
+	if err != nil {
+		return nil, plan, err
+	}
+	occ, err := k.Occupancy(1024, plan.Shared)
+	if err != nil {
+		return nil, plan, err
+	}
+	if occ.BlocksPerSM < 1 {
+		return nil, plan, &Refusal{fmt.Errorf("layer norm step 6 needs one block of 1024 threads with %d bytes of shared memory on every SM at once; the driver fits none (limited by %s)", plan.Shared, occ.Limiter)}
+	}
+	arrived, err := p.Sync.View(0, p.N)
+	if err != nil {
+		return nil, plan, err
+	}
+	failed, err := p.Sync.View(p.N, 1)
+	if err != nil {
+		return nil, plan, err
+	}
+	cfg := gpu.Config{Grid: gpu.D1(plan.Grid), Block: gpu.D1(1024), SharedBytes: plan.Shared}
+	return func() error {
+		if err := p.Sync.Zero(); err != nil {
+			return err
+		}
+		return k.Launch(cfg, p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, p.Partials, arrived, failed, int32(p.N), int32(p.M), int32(plan.Chunk4), float32(LNEps))
+	}, plan, nil
+}
+
+// barrierFailed says whether step 6's last run gave up at its grid barrier (its blocks were not all
+// resident: another process holding SMs), as an error naming that; nil otherwise.
+func (p *LNProblem) barrierFailed() error {
+	if p.Sync == nil {
+		return nil
+	}
+	v, err := p.Sync.View(p.N, 1)
+	if err != nil {
+		return err
+	}
+	f, err := v.ToHost()
+	if err != nil {
+		return err
+	}
+	if f[0] != 0 {
+		return fmt.Errorf("layer norm step 6: a block waited more than a second at the grid barrier and gave up: not all %d blocks were resident at once (is another process using the GPU?)", p.env.Session.Device.SMs)
+	}
+	return nil
 }
 
 // Tolerance is the forward check's tolerance: check.FP32, or ShiftedTolerance for shifted inputs.
@@ -466,6 +564,9 @@ func (p *LNProblem) Check(s LNStep, code string) (check.Result, LNPlan, error) {
 		return check.Result{}, plan, err
 	}
 	res, err := p.CheckRun(run)
+	if err == nil && s.Name == LNSteps[5].Name {
+		err = p.barrierFailed()
+	}
 	return res, plan, err
 }
 
@@ -487,6 +588,8 @@ func (p *LNProblem) Measure(caseName string, s LNStep, code, variant string, exp
 		rec.Note = fmt.Sprintf("%d blocks of 1024", p.N)
 	case LNSteps[4].Name:
 		rec.Note = fmt.Sprintf("%s, vec %d", plan.OnChip, plan.Vec)
+	case LNSteps[5].Name:
+		rec.Note = fmt.Sprintf("%s: %d blocks of 1024, %d KiB of x each", plan.OnChip, plan.Grid, plan.Shared>>10)
 	}
 	if !res.OK {
 		rec.Note += "; check: " + res.Err().Error()
@@ -498,10 +601,14 @@ func (p *LNProblem) Measure(caseName string, s LNStep, code, variant string, exp
 	if err != nil {
 		return rec, err
 	}
-	return p.env.Measure(rec, LNWork(p.N, p.M), run)
+	rec, err = p.env.Measure(rec, LNWork(p.N, p.M), run)
+	if err == nil && s.Name == LNSteps[5].Name {
+		err = p.barrierFailed() // a timed run that gave up would have timed nothing real
+	}
+	return rec, err
 }
 
-// BackwardLauncher returns a function that queues the backward (l6_backward.cu; code replaces it
+// BackwardLauncher returns a function that queues the backward (l7_backward.cu; code replaces it
 // when not empty) on the statistics a forward saved in Mean and Rstd. It takes the shapes step 3
 // takes: float4 when M % 4 == 0 and the buffers are aligned, single floats otherwise.
 func (p *LNProblem) BackwardLauncher(code string) (func() error, LNPlan, error) {
@@ -512,7 +619,7 @@ func (p *LNProblem) BackwardLauncher(code string) (func() error, LNPlan, error) 
 	if err != nil {
 		return nil, plan, err
 	}
-	prog, err := p.build("l6_backward.cu", code, nil, "ln_bwd_partials", "ln_bwd_finalize", "ln_bwd_dx")
+	prog, err := p.build("l7_backward.cu", code, nil, "ln_bwd_partials", "ln_bwd_finalize", "ln_bwd_dx")
 	if err != nil {
 		return nil, plan, err
 	}
@@ -544,9 +651,10 @@ func PlanLNBackward(dev gpu.DeviceInfo, N, M int, aligned bool) (LNPlan, error) 
 }
 
 // ForwardStep is the forward step that the autograd op and the backward's checks run on N x M:
-// step 5 where the sample fits on chip, else step 4 where float4 applies, else step 3 (any shape).
+// step 5 where the sample fits in one block, else step 6 where it fits in all SMs together, else
+// step 4 where float4 applies, else step 3 (any shape).
 func ForwardStep(dev gpu.DeviceInfo, N, M int, aligned bool) LNStep {
-	for _, s := range []LNStep{LNSteps[4], LNSteps[3]} {
+	for _, s := range []LNStep{LNSteps[4], LNSteps[5], LNSteps[3]} {
 		if _, err := PlanLayerNorm(dev, s, N, M, aligned); err == nil {
 			return s
 		}

@@ -348,7 +348,7 @@ func WalkSoftmax(env *lab.Env, step string) error {
 }
 
 // tryLNShapes are the shapes an edited layer norm step is checked on.
-var tryLNShapes = [][3]int{{1, 1, 0}, {3, 7, 0}, {2, 1000, 0}, {5, 4099, 0}, {4, 4100, 1}, {3, 65536, 0}}
+var tryLNShapes = [][3]int{{1, 1, 0}, {3, 7, 0}, {2, 1000, 0}, {5, 4099, 0}, {4, 4100, 1}, {3, 65536, 0}, {2, 70000, 0}}
 
 // TryLayerNorm is TrySoftmax for a layer norm step (code replaces the step's File).
 func TryLayerNorm(env *lab.Env, step, code string) error {

@@ -13,8 +13,8 @@ import (
 // LayerNormOp is layer norm as an autograd.Function on the GPU, the counterpart of
 // torch.nn.functional.layer_norm with weight and bias: inputs x (..., normalised dims), weight and
 // bias (the normalised dims); Dims says how many trailing dimensions of x are normalised. It takes
-// ANY valid shape: the forward runs ForwardStep (step 5 where a sample fits on chip, step 4 where
-// float4 applies, step 3 otherwise) and the backward runs l6_backward.cu (float4 or single floats).
+// ANY valid shape: the forward runs ForwardStep (step 5 where a sample fits in one block, step 6
+// where it fits in all SMs, step 4 where float4 applies, step 3 otherwise) and the backward runs l7_backward.cu (float4 or single floats).
 // No sample (a leading dimension of 0) launches nothing. Tensors are float32 on the device; host
 // inputs are uploaded on first use. Free releases the statistics the op keeps for its backward.
 type LayerNormOp struct {
@@ -26,6 +26,7 @@ type LayerNormOp struct {
 	// Launches names the steps of the last forward and backward, for reports.
 	Launches []string
 	scratch  []*gpu.Buffer[float32]
+	syncs    []*gpu.Buffer[uint32]
 }
 
 // fresh allocates an output of n floats, NaN-filled when the op poisons.
@@ -64,7 +65,10 @@ func (o *LayerNormOp) Free() {
 	for _, b := range o.scratch {
 		b.Free()
 	}
-	o.scratch = nil
+	for _, b := range o.syncs {
+		b.Free()
+	}
+	o.scratch, o.syncs = nil, nil
 }
 
 // LNShape reads (N, M) from layer norm's inputs x, weight and bias, normalising the last dims
@@ -126,11 +130,15 @@ func (o *LayerNormOp) problem(N, M int, x, w, b *gpu.Buffer[float32]) (*LNProble
 		dst  **gpu.Buffer[float32]
 		what string
 		n    int
-	}{{&p.Mean, "mean", N}, {&p.Rstd, "rstd", N}, {&p.C, "backward means", 2 * N}, {&p.Partials, "partials", 3 * N * lnBlocks(o.env.Session.Device.SMs, N, M)}} {
+	}{{&p.Mean, "mean", N}, {&p.Rstd, "rstd", N}, {&p.C, "backward means", 2 * N}, {&p.Partials, "partials", partialsLen(o.env.Session.Device, N, M)}} {
 		if *a.dst, err = o.alloc(a.what, a.n); err != nil {
 			return nil, err
 		}
 	}
+	if p.Sync, err = gpu.Alloc[uint32](o.env.Session, N+1); err != nil {
+		return nil, fmt.Errorf("layer norm op: allocating the barrier counters: %w", err)
+	}
+	o.syncs = append(o.syncs, p.Sync)
 	return p, nil
 }
 
@@ -163,6 +171,9 @@ func (o *LayerNormOp) Forward(ctx *autograd.Context, in ...*autograd.Tensor) (*a
 	run, _, err := p.Launcher(step, "")
 	if err == nil {
 		err = run()
+	}
+	if err == nil && step.Name == LNSteps[5].Name {
+		err = p.barrierFailed() // reads one flag back: the grid barrier's only failure mode
 	}
 	if err != nil {
 		p.Y.Free()
@@ -228,7 +239,7 @@ func (o *LayerNormOp) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*au
 	if uploaded {
 		g.Free()
 	}
-	o.Launches = append(o.Launches, "l6_backward.cu")
+	o.Launches = append(o.Launches, "l7_backward.cu")
 	for i, t := range sv {
 		if ctx.NeedsGrad(i) {
 			grads[i] = autograd.OnDevice("d"+t.Name, outs[i], true, t.Shape...)
@@ -364,13 +375,13 @@ func LNOpCheck(env *lab.Env, shape []int, dims int, seed uint64) (LNOpResult, er
 	return res, nil
 }
 
-// opShapes are the shapes the notebook's op cell runs: one per dispatch path (step 5's warp and
-// block kernels, step 4, step 3 with float4 and with single floats), a 3-d x normalised over two
-// dims, and no sample at all.
+// opShapes are the shapes the notebook's op cell runs: one per dispatch path on an H100 (step 5's
+// warp and block kernels, step 6, step 4 past step 6's limit, step 3 for single floats), a 3-d x
+// normalised over two dims, and no sample at all.
 var opShapes = []struct {
 	Shape []int
 	Dims  int
-}{{[]int{4, 8, 768}, 1}, {[]int{3, 1001}, 1}, {[]int{6, 40, 100}, 2}, {[]int{2, 65536 + 4}, 1}, {[]int{3, 65537}, 1}, {[]int{2, 4, 3}, 2}, {[]int{0, 16}, 1}}
+}{{[]int{4, 8, 768}, 1}, {[]int{3, 1001}, 1}, {[]int{6, 40, 100}, 2}, {[]int{2, 65536 + 4}, 1}, {[]int{1, 8000000}, 1}, {[]int{3, 65537}, 1}, {[]int{2, 4, 3}, 2}, {[]int{0, 16}, 1}}
 
 // ShowLayerNormOp runs the GPU op forward and backward on shapes that take every path of its
 // dispatch, compares y, dx, dweight and dbias with the float64 references, and runs the

@@ -121,8 +121,8 @@ func TestLayerNormPlansRefuseBeforeLaunch(t *testing.T) {
 	dev := gpu.DeviceInfo{SMs: 132}
 	for _, s := range LNSteps {
 		for _, c := range [][2]int{{0, 5}, {5, 0}, {70000, 4}} {
-			if c[0] == 70000 && s.Name == LNSteps[4].Name {
-				continue // step 5's grid is one-dimensional: it takes any N
+			if c[0] == 70000 && (s.Name == LNSteps[4].Name || s.Name == LNSteps[5].Name) {
+				continue // steps 5 and 6 have one-dimensional grids: they take any N
 			}
 			if _, err := PlanLayerNorm(dev, s, c[0], c[1], true); !refused(err) {
 				t.Errorf("%s %v: %v", s.Name, c, err)
@@ -161,10 +161,19 @@ func TestLayerNormPlansRefuseBeforeLaunch(t *testing.T) {
 		m       int
 		aligned bool
 		step    int
-	}{{1024, true, 4}, {LNSize, true, 3}, {LNSize + 1, true, 2}, {LNSize, false, 2}} {
+	}{{1024, true, 4}, {LNSize, true, 5}, {GridResidentMax(h100) + 4, true, 3}, {LNSize + 1, true, 2}, {LNSize, false, 2}} {
 		if s := ForwardStep(h100, 16, c.m, c.aligned); s.Name != LNSteps[c.step].Name {
 			t.Errorf("ForwardStep(16, %d, aligned %v) = %s, want %s", c.m, c.aligned, s.Name, LNSteps[c.step].Name)
 		}
+	}
+	if p, err := PlanLayerNorm(h100, LNSteps[5], LNSamples, LNSize, true); err != nil || p.Grid != 132 || p.Chunk4 != LNSize/4/132+1 || p.Shared != 16*p.Chunk4 || p.Shared > 227<<10 {
+		t.Errorf("step 6 at the article's shape: %+v %v", p, err)
+	}
+	if _, err := PlanLayerNorm(h100, LNSteps[5], 2, GridResidentMax(h100)+4, true); !refused(err) || !strings.Contains(err.Error(), "all 132 SMs") {
+		t.Errorf("step 6 over its limit: %v", err)
+	}
+	if _, err := PlanLayerNorm(h100, LNSteps[5], 2, 4098, true); !refused(err) || !strings.Contains(err.Error(), "M % 4") {
+		t.Errorf("step 6 on M = 4098: %v", err)
 	}
 	if p, err := PlanLNBackward(h100, 3, 7, true); err != nil || p.Vec != 0 || p.FusedGridX != 1 {
 		t.Errorf("backward (3, 7): %+v %v", p, err)

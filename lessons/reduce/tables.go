@@ -187,7 +187,8 @@ func Targets(run *record.Run) []Target {
 	v, fig = ratio(lse, ls, lseok, lsok)
 	out = append(out, Target{Goal: fmt.Sprintf("layer norm of short samples (%d x %d): best step at least as fast as eager F.layer_norm", LNSweepTotal/WarpRowMax, WarpRowMax),
 		Known: lsok && lseok, Figure: fmt.Sprintf("%s (%s) vs %s: %s", msOf(ls, lsok), ls.Variant, msOf(lse, lseok), fig), Met: v >= 1})
-	for _, s := range []string{LNSteps[2].Name, LNSteps[3].Name, LNSteps[4].Name} {
+	for _, st := range LNSteps[2:] {
+		s := st.Name
 		r, rok := run.Find(CaseStability, s, 0)
 		out = append(out, Target{Goal: fmt.Sprintf("mean 1000, std 0.1: %s within its float32 tolerance (rel L2 <= %.1e)", s, ShiftedTolerance.RelL2), Known: rok,
 			Figure: fmt.Sprintf("rel L2 %.3g", r.RelL2), Met: rok && r.Correct})

@@ -1,0 +1,133 @@
+// Layer norm step 6: the whole GPU holds one sample at a time, so x is read from memory once.
+//
+// What changed from steps 4 and 5: step 4 reads x twice because a 16 MB sample does not fit on one
+// SM; step 5 reads it once but only for samples that do fit. Yet the GPU as a whole has 132 SMs x
+// 227 KB = 30 MB of shared memory: one sample of the article's shape fits in the shared memory of
+// all SMs together. So this kernel launches exactly one block per SM, all resident at once, and
+// walks the samples in order. For each sample every block loads its slice of x into shared memory
+// (the only read of x from DRAM), computes its slice's count, mean and sum of squared deviations
+// exactly (two passes over shared memory), publishes that triple, and waits at a grid-wide barrier
+// until every block has published. Then each block merges all the triples with Chan's formula (the
+// same merge as step 3), normalises its slice from shared memory and streams y out.
+// Traffic: x read once, y written once, w and b read once per sample but kept in L2 (they are
+// loaded with an evict-last policy, while x and y go through with evict-first hints).
+// The barrier: a counter per sample, zeroed before the launch; each block adds 1 and spins until
+// it reads the block count. This is only safe when every block is resident at once, which the
+// launch guarantees by asking for one block per SM and checking with the driver that one fits
+// (the plan refuses otherwise). A block that spins for more than about a second (another process
+// holding SMs) sets *failed and leaves instead of hanging the GPU; the host reports it.
+// Launch: grid = the SM count, block 1024, dynamic shared memory 4 * chunk bytes, where chunk is
+// M / grid rounded up to a float4. Limits: M % 4 == 0 and 16-byte aligned x, y, w, b; the chunk must
+// fit in one block's shared memory (M up to about 7.6M floats on an H100); one block per SM must fit.
+#define THREADS 1024
+
+struct Welford {
+    float n, mean, m2;
+};
+
+__device__ Welford chan(Welford a, Welford b) {
+    const float n = a.n + b.n;
+    if (n == 0.f) return a;
+    const float d = b.mean - a.mean, f = b.n / n;
+    return Welford{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
+}
+
+// block_sum returns the sum of v over the block to every thread.
+__device__ float block_sum(float v, float *sh) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = sh[threadIdx.x % 32]; // THREADS / 32 = 32 warps: every lane has a warp's sum
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads(); // sh is reused by the next sum
+    return v;
+}
+
+// Loads with an L2 cache policy (sm_80+): evict_last keeps w and b in L2 across the samples.
+__device__ float4 load_keep(const float4 *p, unsigned long long policy) {
+    float4 v;
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p), "l"(policy));
+    return v;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
+                                                                         float *__restrict__ y, float *__restrict__ mean_out, float *__restrict__ rstd_out,
+                                                                         float *__restrict__ partials, unsigned int *arrived, unsigned int *failed, int N, int M,
+                                                                         int chunk4, float eps) {
+    extern __shared__ float4 slice[];
+    __shared__ float sh[32];
+    __shared__ float stats[2];
+    __shared__ unsigned int gave_up;
+    unsigned long long keep;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
+    const int G = gridDim.x;
+    const int lo = min(M / 4, blockIdx.x * chunk4), hi = min(M / 4, lo + chunk4), c4 = hi - lo;
+    const float4 *w4 = reinterpret_cast<const float4 *>(w) + lo, *b4 = reinterpret_cast<const float4 *>(b) + lo;
+    for (int n = 0; n < N; ++n) {
+        const float4 *x4 = reinterpret_cast<const float4 *>(x + (long long)n * M) + lo;
+        float4 *y4 = reinterpret_cast<float4 *>(y + (long long)n * M) + lo;
+        // 1. the slice into shared memory, and its sum
+        float s = 0.f;
+#pragma unroll 4
+        for (int j = threadIdx.x; j < c4; j += THREADS) {
+            const float4 v = __ldcs(x4 + j);
+            slice[j] = v;
+            s += (v.x + v.y) + (v.z + v.w);
+        }
+        const float cnt = 4.f * c4, tot = block_sum(s, sh);
+        const float mloc = cnt > 0.f ? tot / cnt : 0.f;
+        // 2. the slice's squared deviations from its own mean (each thread reads what it wrote)
+        float q = 0.f;
+        for (int j = threadIdx.x; j < c4; j += THREADS) {
+            const float4 v = slice[j];
+            const float dx = v.x - mloc, dy = v.y - mloc, dz = v.z - mloc, dw = v.w - mloc;
+            q += (dx * dx + dy * dy) + (dz * dz + dw * dw);
+        }
+        q = block_sum(q, sh);
+        // 3. publish the triple, then wait for every block's
+        if (threadIdx.x == 0) {
+            float *p = partials + 3 * ((long long)n * G + blockIdx.x);
+            p[0] = cnt, p[1] = mloc, p[2] = q;
+            __threadfence(); // the triple is visible before the arrival is counted
+            atomicAdd(arrived + n, 1u);
+            const long long start = clock64();
+            gave_up = 0u;
+            while (atomicAdd(arrived + n, 0u) < (unsigned)G) {
+                if (*(volatile unsigned int *)failed || clock64() - start > 2000000000LL) {
+                    atomicExch(failed, 1u);
+                    gave_up = 1u;
+                    break;
+                }
+                __nanosleep(100);
+            }
+            __threadfence();
+        }
+        __syncthreads();
+        if (gave_up) return; // the whole block leaves (one shared flag): the host reports it
+        // 4. merge every block's triple (warp 0; read through L2, the L1 may hold stale lines)
+        if (threadIdx.x < 32) {
+            Welford a{0.f, 0.f, 0.f};
+            for (int i = threadIdx.x; i < G; i += 32) {
+                const float *p = partials + 3 * ((long long)n * G + i);
+                a = chan(a, Welford{__ldcg(p), __ldcg(p + 1), __ldcg(p + 2)});
+            }
+            for (int o = 16; o > 0; o >>= 1)
+                a = chan(a, Welford{__shfl_xor_sync(0xffffffffu, a.n, o), __shfl_xor_sync(0xffffffffu, a.mean, o), __shfl_xor_sync(0xffffffffu, a.m2, o)});
+            if (threadIdx.x == 0) {
+                stats[0] = a.mean, stats[1] = rsqrtf(a.m2 / M + eps);
+                if (blockIdx.x == 0) mean_out[n] = stats[0], rstd_out[n] = stats[1];
+            }
+        }
+        __syncthreads();
+        const float mean = stats[0], rstd = stats[1];
+        // 5. normalise the slice from shared memory; y streams out
+        for (int j = threadIdx.x; j < c4; j += THREADS) {
+            const float4 v = slice[j], g = load_keep(w4 + j, keep), c = load_keep(b4 + j, keep);
+            __stcs(y4 + j, make_float4((v.x - mean) * rstd * g.x + c.x, (v.y - mean) * rstd * g.y + c.y, (v.z - mean) * rstd * g.z + c.z,
+                                       (v.w - mean) * rstd * g.w + c.w));
+        }
+        __syncthreads(); // stats[] is rewritten for the next sample
+    }
+}
