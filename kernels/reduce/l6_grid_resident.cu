@@ -1,24 +1,29 @@
-// Layer norm step 6: the whole GPU holds one sample at a time, so x is read from memory once.
+// Layer norm step 6: teams of blocks hold a sample in their shared memory, so x is read once.
 //
-// What changed from steps 4 and 5: step 4 reads x twice because a 16 MB sample does not fit on one
-// SM; step 5 reads it once but only for samples that do fit. Yet the GPU as a whole has 132 SMs x
-// 227 KB = 30 MB of shared memory: one sample of the article's shape fits in the shared memory of
-// all SMs together. So this kernel launches exactly one block per SM, all resident at once, and
-// walks the samples in order. For each sample every block loads its slice of x into shared memory
-// (the only read of x from DRAM), computes its slice's count, mean and sum of squared deviations
-// exactly (two passes over shared memory), publishes that triple, and waits at a grid-wide barrier
-// until every block has published. Then each block merges all the triples with Chan's formula (the
-// same merge as step 3), normalises its slice from shared memory and streams y out.
-// Traffic: x read once, y written once, w and b read once per sample but kept in L2 (they are
-// loaded with an evict-last policy, while x and y go through with evict-first hints).
+// What changed from steps 4 and 5: step 4 reads x twice because a long sample does not fit on one
+// SM; step 5 reads it once but only for samples that fit in one block. Yet the GPU as a whole has
+// 132 SMs x 227 KB = 30 MB of shared memory. This kernel launches one block per SM, all resident at
+// once, split into teams of g blocks: a team holds one sample, its blocks a slice each, and the
+// teams walk the samples (team t takes samples t, t + T, t + 2T, ...). For each sample every block
+// of the team loads its slice of x into shared memory (the only read of x from DRAM), computes the
+// slice's count, mean and sum of squared deviations exactly (two passes over shared memory),
+// publishes that triple, and waits at a barrier until all g blocks of its team have published. Then
+// each block merges the team's g triples with Chan's formula (step 3's merge), normalises its slice
+// from shared memory and streams y out. g is the fewest blocks whose shared memory holds a sample,
+// spread over all SMs when only one team fits: 5 blocks for 262144 floats (26 teams), all 132 for
+// the article's 4M.
+// Traffic: x read once, y written once, and w and b read once per sample: from L2 when they fit
+// there (loaded with an evict-last policy; x and y pass with evict-first hints). At the article's
+// shape they do not (32 MB of w and b, twice a sample), and reading them for every sample costs
+// more than step 4's second read of x: there step 4 stays the faster step.
 // The barrier: a counter per sample, zeroed before the launch; each block adds 1 and spins until
-// it reads the block count. This is only safe when every block is resident at once, which the
-// launch guarantees by asking for one block per SM and checking with the driver that one fits
-// (the plan refuses otherwise). A block that spins for more than about a second (another process
-// holding SMs) sets *failed and leaves instead of hanging the GPU; the host reports it.
-// Launch: grid = the SM count, block 1024, dynamic shared memory 4 * chunk bytes, where chunk is
-// M / grid rounded up to a float4. Limits: M % 4 == 0 and 16-byte aligned x, y, w, b; the chunk must
-// fit in one block's shared memory (M up to about 7.6M floats on an H100); one block per SM must fit.
+// it reads g. This is only safe when every block is resident at once, which the launch guarantees
+// by asking for at most one block per SM and checking with the driver that one fits (the plan
+// refuses otherwise). A block that spins for more than about a second (another process holding
+// SMs) sets *failed and leaves instead of hanging the GPU; the host reports it.
+// Launch: grid T * g <= the SM count, block 1024, dynamic shared memory 16 * chunk4 bytes, chunk4 =
+// ceil(M / 4 / g). Limits: M % 4 == 0 and 16-byte aligned x, y, w, b; a sample must fit in the
+// shared memory of all SMs (M up to about 7.6M floats on an H100); one block per SM must fit.
 #define THREADS 1024
 
 struct Welford {
@@ -55,17 +60,17 @@ __device__ float4 load_keep(const float4 *p, unsigned long long policy) {
 extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const float *__restrict__ x, const float *__restrict__ w, const float *__restrict__ b,
                                                                          float *__restrict__ y, float *__restrict__ mean_out, float *__restrict__ rstd_out,
                                                                          float *__restrict__ partials, unsigned int *arrived, unsigned int *failed, int N, int M,
-                                                                         int chunk4, float eps) {
+                                                                         int g, int chunk4, float eps) {
     extern __shared__ float4 slice[];
     __shared__ float sh[32];
     __shared__ float stats[2];
     __shared__ unsigned int gave_up;
     unsigned long long keep;
     asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
-    const int G = gridDim.x;
-    const int lo = min(M / 4, blockIdx.x * chunk4), hi = min(M / 4, lo + chunk4), c4 = hi - lo;
+    const int team = blockIdx.x / g, rank = blockIdx.x % g, teams = gridDim.x / g;
+    const int lo = min(M / 4, rank * chunk4), hi = min(M / 4, lo + chunk4), c4 = hi - lo;
     const float4 *w4 = reinterpret_cast<const float4 *>(w) + lo, *b4 = reinterpret_cast<const float4 *>(b) + lo;
-    for (int n = 0; n < N; ++n) {
+    for (int n = team; n < N; n += teams) {
         const float4 *x4 = reinterpret_cast<const float4 *>(x + (long long)n * M) + lo;
         float4 *y4 = reinterpret_cast<float4 *>(y + (long long)n * M) + lo;
         // 1. the slice into shared memory, and its sum
@@ -86,15 +91,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
             q += (dx * dx + dy * dy) + (dz * dz + dw * dw);
         }
         q = block_sum(q, sh);
-        // 3. publish the triple, then wait for every block's
+        // 3. publish the triple, then wait for the team's
         if (threadIdx.x == 0) {
-            float *p = partials + 3 * ((long long)n * G + blockIdx.x);
+            float *p = partials + 3 * ((long long)n * g + rank);
             p[0] = cnt, p[1] = mloc, p[2] = q;
             __threadfence(); // the triple is visible before the arrival is counted
             atomicAdd(arrived + n, 1u);
             const long long start = clock64();
             gave_up = 0u;
-            while (atomicAdd(arrived + n, 0u) < (unsigned)G) {
+            while (atomicAdd(arrived + n, 0u) < (unsigned)g) {
                 if (*(volatile unsigned int *)failed || clock64() - start > 2000000000LL) {
                     atomicExch(failed, 1u);
                     gave_up = 1u;
@@ -106,18 +111,18 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
         }
         __syncthreads();
         if (gave_up) return; // the whole block leaves (one shared flag): the host reports it
-        // 4. merge every block's triple (warp 0; read through L2, the L1 may hold stale lines)
+        // 4. merge the team's triples (warp 0; read through L2, the L1 may hold stale lines)
         if (threadIdx.x < 32) {
             Welford a{0.f, 0.f, 0.f};
-            for (int i = threadIdx.x; i < G; i += 32) {
-                const float *p = partials + 3 * ((long long)n * G + i);
+            for (int i = threadIdx.x; i < g; i += 32) {
+                const float *p = partials + 3 * ((long long)n * g + i);
                 a = chan(a, Welford{__ldcg(p), __ldcg(p + 1), __ldcg(p + 2)});
             }
             for (int o = 16; o > 0; o >>= 1)
                 a = chan(a, Welford{__shfl_xor_sync(0xffffffffu, a.n, o), __shfl_xor_sync(0xffffffffu, a.mean, o), __shfl_xor_sync(0xffffffffu, a.m2, o)});
             if (threadIdx.x == 0) {
                 stats[0] = a.mean, stats[1] = rsqrtf(a.m2 / M + eps);
-                if (blockIdx.x == 0) mean_out[n] = stats[0], rstd_out[n] = stats[1];
+                if (rank == 0) mean_out[n] = stats[0], rstd_out[n] = stats[1];
             }
         }
         __syncthreads();

@@ -53,7 +53,8 @@ type LNPlan struct {
 	G          int
 	OnChip     string // the kernel of steps 5 and 6: ln_warp_rows, ln_block_row or ln_grid_resident
 	Shared     int    // dynamic shared memory in bytes (ln_block_row, ln_grid_resident)
-	Grid       int    // step 6: one block per SM
+	Grid       int    // step 6: Teams x Team blocks, at most one per SM
+	Team       int    // step 6: the blocks that hold one sample together
 	Chunk4     int    // step 6: the float4s of a sample each block holds
 	Note       string
 }
@@ -147,8 +148,12 @@ func planLayerNorm(dev gpu.DeviceInfo, s LNStep, N, M int, aligned bool) (LNPlan
 		if dev.MaxThreadsPerBlock != 0 && dev.MaxThreadsPerBlock < 1024 {
 			return LNPlan{}, fmt.Errorf("layer norm step 6 runs blocks of 1024 threads; this GPU allows %d", dev.MaxThreadsPerBlock)
 		}
-		p.OnChip, p.Grid = "ln_grid_resident", max(dev.SMs, 1)
-		p.Chunk4 = gpu.CeilDiv(M/4, p.Grid)
+		sms := max(dev.SMs, 1)
+		least := gpu.CeilDiv(M/4, OnChipMax(dev)/4) // the fewest blocks whose shared memory holds a sample
+		teams := max(1, min(sms/least, N))
+		p.OnChip, p.Team = "ln_grid_resident", sms/teams
+		p.Grid = teams * p.Team
+		p.Chunk4 = gpu.CeilDiv(M/4, p.Team)
 		p.Shared = 16 * p.Chunk4
 	}
 	return p, nil
@@ -402,7 +407,7 @@ func (p *LNProblem) Launcher(s LNStep, code string) (func() error, LNPlan, error
 // gridResident is step 6's launcher: the barrier's counters are zeroed (queued), then one block
 // per SM. The driver must confirm that a block fits on an SM, or the barrier could wait forever.
 func (p *LNProblem) gridResident(s LNStep, code string, plan LNPlan) (func() error, LNPlan, error) {
-	if p.Sync == nil || p.Partials == nil || p.Partials.Len() < 3*p.N*plan.Grid {
+	if p.Sync == nil || p.Partials == nil || p.Partials.Len() < 3*p.N*plan.Team {
 		return nil, plan, fmt.Errorf("layer norm step 6: the problem has no barrier counters or too few partials")
 	}
 	prog, err := p.build(s.File, code, nil, plan.OnChip)
@@ -433,7 +438,7 @@ func (p *LNProblem) gridResident(s LNStep, code string, plan LNPlan) (func() err
 		if err := p.Sync.Zero(); err != nil {
 			return err
 		}
-		return k.Launch(cfg, p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, p.Partials, arrived, failed, int32(p.N), int32(p.M), int32(plan.Chunk4), float32(LNEps))
+		return k.Launch(cfg, p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, p.Partials, arrived, failed, int32(p.N), int32(p.M), int32(plan.Team), int32(plan.Chunk4), float32(LNEps))
 	}, plan, nil
 }
 
@@ -589,7 +594,7 @@ func (p *LNProblem) Measure(caseName string, s LNStep, code, variant string, exp
 	case LNSteps[4].Name:
 		rec.Note = fmt.Sprintf("%s, vec %d", plan.OnChip, plan.Vec)
 	case LNSteps[5].Name:
-		rec.Note = fmt.Sprintf("%s: %d blocks of 1024, %d KiB of x each", plan.OnChip, plan.Grid, plan.Shared>>10)
+		rec.Note = fmt.Sprintf("%s: %d teams of %d blocks of 1024, %d KiB of x each", plan.OnChip, plan.Grid/plan.Team, plan.Team, plan.Shared>>10)
 	}
 	if !res.OK {
 		rec.Note += "; check: " + res.Err().Error()
@@ -651,10 +656,14 @@ func PlanLNBackward(dev gpu.DeviceInfo, N, M int, aligned bool) (LNPlan, error) 
 }
 
 // ForwardStep is the forward step that the autograd op and the backward's checks run on N x M:
-// step 5 where the sample fits in one block, else step 6 where it fits in all SMs together, else
-// step 4 where float4 applies, else step 3 (any shape).
+// step 5 where the sample fits in one block; else step 6 where it fits in all SMs together and w
+// and b (8M bytes) fit in half of L2, since step 6 reads them for every sample; else step 4 where
+// float4 applies; else step 3 (any shape).
 func ForwardStep(dev gpu.DeviceInfo, N, M int, aligned bool) LNStep {
 	for _, s := range []LNStep{LNSteps[4], LNSteps[5], LNSteps[3]} {
+		if s.Name == LNSteps[5].Name && 8*M > dev.L2Bytes/2 {
+			continue
+		}
 		if _, err := PlanLayerNorm(dev, s, N, M, aligned); err == nil {
 			return s
 		}

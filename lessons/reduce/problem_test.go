@@ -142,7 +142,7 @@ func TestLayerNormPlansRefuseBeforeLaunch(t *testing.T) {
 	if p, err := PlanLayerNorm(dev, LNSteps[2], 3, 7, false); err != nil || p.Vec != 0 || p.P != 1 {
 		t.Errorf("(3, 7) misaligned: %+v %v", p, err)
 	}
-	h100 := gpu.DeviceInfo{SMs: 132, MaxSharedPerBlock: 48 << 10, MaxSharedPerBlockOptin: 227 << 10}
+	h100 := gpu.DeviceInfo{SMs: 132, MaxSharedPerBlock: 48 << 10, MaxSharedPerBlockOptin: 227 << 10, L2Bytes: 50 << 20}
 	for _, c := range []struct {
 		n, m   int
 		kernel string
@@ -161,13 +161,19 @@ func TestLayerNormPlansRefuseBeforeLaunch(t *testing.T) {
 		m       int
 		aligned bool
 		step    int
-	}{{1024, true, 4}, {LNSize, true, 5}, {GridResidentMax(h100) + 4, true, 3}, {LNSize + 1, true, 2}, {LNSize, false, 2}} {
+	}{{1024, true, 4}, {1 << 18, true, 5}, {LNSize, true, 3}, {GridResidentMax(h100) + 4, true, 3}, {LNSize + 1, true, 2}, {LNSize, false, 2}} {
 		if s := ForwardStep(h100, 16, c.m, c.aligned); s.Name != LNSteps[c.step].Name {
 			t.Errorf("ForwardStep(16, %d, aligned %v) = %s, want %s", c.m, c.aligned, s.Name, LNSteps[c.step].Name)
 		}
 	}
-	if p, err := PlanLayerNorm(h100, LNSteps[5], LNSamples, LNSize, true); err != nil || p.Grid != 132 || p.Chunk4 != LNSize/4/132+1 || p.Shared != 16*p.Chunk4 || p.Shared > 227<<10 {
+	if p, err := PlanLayerNorm(h100, LNSteps[5], LNSamples, LNSize, true); err != nil || p.Grid != 132 || p.Team != 132 || p.Chunk4 != LNSize/4/132+1 || p.Shared != 16*p.Chunk4 || p.Shared > 227<<10 {
 		t.Errorf("step 6 at the article's shape: %+v %v", p, err)
+	}
+	// 262144 floats need 5 blocks of 227 KB: 26 teams of 5; 3 samples of 65540 floats: 3 teams of 44.
+	for _, c := range [][4]int{{128, 1 << 18, 26, 5}, {3, 65540, 3, 44}} {
+		if p, err := PlanLayerNorm(h100, LNSteps[5], c[0], c[1], true); err != nil || p.Grid != c[2]*c[3] || p.Team != c[3] || p.Shared > 227<<10 {
+			t.Errorf("step 6 on (%d, %d): %+v %v, want %d teams of %d", c[0], c[1], p, err, c[2], c[3])
+		}
 	}
 	if _, err := PlanLayerNorm(h100, LNSteps[5], 2, GridResidentMax(h100)+4, true); !refused(err) || !strings.Contains(err.Error(), "all 132 SMs") {
 		t.Errorf("step 6 over its limit: %v", err)
