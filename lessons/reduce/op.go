@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/check"
@@ -83,7 +84,7 @@ func LNShape(dims int, in []*autograd.Tensor) (N, M int, err error) {
 	}
 	lead, norm := xs[:len(xs)-dims], xs[len(xs)-dims:]
 	for i, t := range in[1:] {
-		if !equalInts(t.Shape, norm) {
+		if !slices.Equal(t.Shape, norm) {
 			return 0, 0, fmt.Errorf("layer norm: %s has shape %v, want the normalised dims %v of x %v", []string{"weight", "bias"}[i], t.Shape, norm, xs)
 		}
 	}
@@ -98,18 +99,6 @@ func LNShape(dims int, in []*autograd.Tensor) (N, M int, err error) {
 		return N, M, fmt.Errorf("layer norm: the normalised dims %v hold no element: the mean of nothing is undefined", norm)
 	}
 	return N, M, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // alloc allocates a scratch buffer the op keeps until Free.
