@@ -4,20 +4,22 @@
 // boxes: no padding is read, no per-slot output is written, and no second pass re-reads B*M slots.
 // Thread j of block b takes boxes j, j + blockDim, ... < counts[b] (16-byte float4 loads of each
 // box), adds up 1 - GIoU, and the block reduces its sum (warp shuffles, then one shared-memory slot
-// per warp) into partial[b].
+// per warp) into partial[b], with the image's box count.
 //
 // The mean over ALL valid boxes needs every block's sum. Atomically adding floats into one word
 // would be order-dependent (not deterministic run to run). Instead, the last-block pattern: each
-// block stores partial[b], makes it visible (__threadfence), and takes a ticket with atomicAdd on
-// a counter; the block that draws ticket B-1 knows every partial is written, sums partial[0..B) and
-// the counts in a fixed order, writes loss = sum / max(count, 1), and resets the counter to 0 for
-// the next launch. Same bits every run, whichever block finishes last.
+// block stores its sum and box count, makes them visible (__threadfence), and takes a ticket with
+// atomicAdd on a counter; the block that draws the last ticket knows every partial is written, sums
+// the partials and the counts in a fixed order, writes loss = sum / max(count, 1), and resets the
+// counter to 0 for the next launch. Same bits every run, whichever block finishes last.
 //
-// Launch: grid B, block a multiple of 32 (64 for the article's workload: most images hold a few
-// boxes; a block loops when an image holds more boxes than threads). Workspace: partial (B floats),
-// done (one uint, zero before the first launch; the kernel leaves it zero). Limits: B < 2^31;
-// giou_mean_f32 needs pred and target 16-byte aligned (the host checks and falls back to
-// giou_mean_f32_any, scalar loads); counts are clamped to [0, M].
+// Launch: grid min(B, 4096), block a multiple of 32 (64 for the article's workload: most images
+// hold a few boxes; a block loops when an image holds more boxes than threads). Up to 4096 images
+// each block takes ONE image; past that, block k takes images k, k + grid, ... (the counter and the
+// last block's sum would otherwise grow with B: 65536 tickets on one address serialise). Workspace:
+// partial (2 x grid words: the sums, then the counts), done (one uint, zero before the first launch;
+// the kernel leaves it zero). Limits: B < 2^31; giou_mean_f32 needs pred and target 16-byte aligned
+// (the host checks and falls back to giou_mean_f32_any, scalar loads); counts are clamped to [0, M].
 #define EPS 1e-5f
 
 struct Box {
@@ -62,23 +64,27 @@ __device__ __forceinline__ T block_sum(T v, T *sh) {
     return v;
 }
 
-// Last-block finish: called by every block after its partial is stored by thread 0.
-__device__ __forceinline__ void finish_mean(float block_total, const int *__restrict__ counts, int M, float *partial,
-                                            unsigned int *done, float *loss, int B, float *sh) {
+// Last-block finish, called by every block with its sum and its box count (thread 0's). partial
+// holds 2*gridDim.x words: the blocks' float sums, then their counts as unsigned ints.
+__device__ __forceinline__ void finish_mean(float block_total, unsigned int block_count, float *partial, unsigned int *done,
+                                            float *loss, float *sh) {
     __shared__ bool last;
     __shared__ long long shc[32];
+    const unsigned int G = gridDim.x;
+    unsigned int *pcount = reinterpret_cast<unsigned int *>(partial + G);
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = block_total;
-        __threadfence();  // the partial is visible device-wide before the ticket is taken
-        last = atomicAdd(done, 1u) == (unsigned int)B - 1;
+        pcount[blockIdx.x] = block_count;
+        __threadfence();  // both are visible device-wide before the ticket is taken
+        last = atomicAdd(done, 1u) == G - 1;
     }
     __syncthreads();
     if (!last) return;
     float s = 0.f;
     long long c = 0;
-    for (int i = threadIdx.x; i < B; i += blockDim.x) {
+    for (unsigned int i = threadIdx.x; i < G; i += blockDim.x) {
         s += __ldcg(partial + i);  // from L2: written by other blocks
-        c += min(max(counts[i], 0), M);
+        c += __ldcg(pcount + i);
     }
     s = block_sum(s, sh);
     c = block_sum(c, shc);
@@ -93,13 +99,16 @@ __device__ __forceinline__ void mean_kernel(const float *__restrict__ pred, cons
                                             const int *__restrict__ counts, float *partial, unsigned int *done,
                                             float *loss, int B, int M) {
     __shared__ float sh[32];
-    const int b = blockIdx.x;
-    const int n = min(max(counts[b], 0), M);
-    const long long base = (long long)b * M;
     float s = 0.f;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) s += 1.f - giou(load_box<VEC>(pred, base + j), load_box<VEC>(target, base + j));
+    unsigned int cnt = 0;
+    for (int b = blockIdx.x; b < B; b += gridDim.x) {  // one image per block unless B > the grid
+        const int n = min(max(counts[b], 0), M);
+        const long long base = (long long)b * M;
+        cnt += n;
+        for (int j = threadIdx.x; j < n; j += blockDim.x) s += 1.f - giou(load_box<VEC>(pred, base + j), load_box<VEC>(target, base + j));
+    }
     s = block_sum(s, sh);
-    finish_mean(s, counts, M, partial, done, loss, B, sh);
+    finish_mean(s, cnt, partial, done, loss, sh);
 }
 
 extern "C" __global__ void giou_mean_f32(const float *__restrict__ pred, const float *__restrict__ target, const int *__restrict__ counts,

@@ -11,7 +11,7 @@
 // below, no NaN). The check compares with the float64 loss of the ROUNDED boxes: the kernel's error is
 // its float32 arithmetic, not the storage.
 //
-// Launch: step 3's. Limits: giou_mean_f16 / giou_mean_bf16 need 8-byte aligned pred and target
+// Launch: step 3's (grid min(B, 4096), partial 2 x grid words). Limits: giou_mean_f16 / giou_mean_bf16 need 8-byte aligned pred and target
 // (the host checks and falls back to the _any kernels, four 2-byte loads per box).
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -64,28 +64,33 @@ __device__ __forceinline__ T block_sum(T v, T *sh) {
     return v;
 }
 
-__device__ __forceinline__ void finish_mean(float block_total, const int *__restrict__ counts, int M, float *partial,
-                                            unsigned int *done, float *loss, int B, float *sh) {
+// Last-block finish, called by every block with its sum and its box count (thread 0's). partial
+// holds 2*gridDim.x words: the blocks' float sums, then their counts as unsigned ints.
+__device__ __forceinline__ void finish_mean(float block_total, unsigned int block_count, float *partial, unsigned int *done,
+                                            float *loss, float *sh) {
     __shared__ bool last;
     __shared__ long long shc[32];
+    const unsigned int G = gridDim.x;
+    unsigned int *pcount = reinterpret_cast<unsigned int *>(partial + G);
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = block_total;
-        __threadfence();
-        last = atomicAdd(done, 1u) == (unsigned int)B - 1;
+        pcount[blockIdx.x] = block_count;
+        __threadfence();  // both are visible device-wide before the ticket is taken
+        last = atomicAdd(done, 1u) == G - 1;
     }
     __syncthreads();
     if (!last) return;
     float s = 0.f;
     long long c = 0;
-    for (int i = threadIdx.x; i < B; i += blockDim.x) {
-        s += __ldcg(partial + i);
-        c += min(max(counts[i], 0), M);
+    for (unsigned int i = threadIdx.x; i < G; i += blockDim.x) {
+        s += __ldcg(partial + i);  // from L2: written by other blocks
+        c += __ldcg(pcount + i);
     }
     s = block_sum(s, sh);
     c = block_sum(c, shc);
     if (threadIdx.x == 0) {
         loss[0] = c > 0 ? s / (float)c : 0.f;
-        *done = 0u;
+        *done = 0u;  // ready for the next launch
     }
 }
 
@@ -93,14 +98,17 @@ template <typename T, typename T2, bool VEC>
 __device__ __forceinline__ void mean16(const T *__restrict__ pred, const T *__restrict__ target, const int *__restrict__ counts,
                                        float *partial, unsigned int *done, float *loss, int B, int M) {
     __shared__ float sh[32];
-    const int b = blockIdx.x;
-    const int n = min(max(counts[b], 0), M);
-    const long long base = (long long)b * M;
     float s = 0.f;
-    for (int j = threadIdx.x; j < n; j += blockDim.x)
-        s += 1.f - giou(load_box<T, T2, VEC>(pred, base + j), load_box<T, T2, VEC>(target, base + j));
+    unsigned int cnt = 0;
+    for (int b = blockIdx.x; b < B; b += gridDim.x) {
+        const int n = min(max(counts[b], 0), M);
+        const long long base = (long long)b * M;
+        cnt += n;
+        for (int j = threadIdx.x; j < n; j += blockDim.x)
+            s += 1.f - giou(load_box<T, T2, VEC>(pred, base + j), load_box<T, T2, VEC>(target, base + j));
+    }
     s = block_sum(s, sh);
-    finish_mean(s, counts, M, partial, done, loss, B, sh);
+    finish_mean(s, cnt, partial, done, loss, sh);
 }
 
 #define MEAN16(name, T, T2, VEC)                                                                                        \

@@ -16,7 +16,7 @@
 // N is needed before the first gradient is written, so it is an argument (inv_total = 1/max(N, 1)):
 // the batch builder counted the boxes on the host. A device-only count would cost a second pass.
 //
-// Launch: step 3's (grid B, block a multiple of 32). Limits: giou_train_f32 needs 16-byte aligned
+// Launch: step 3's (grid min(B, 4096), block a multiple of 32; partial 2 x grid words). Limits: giou_train_f32 needs 16-byte aligned
 // pred, target and dpred (else giou_train_f32_any). giou_scale_grad (for an upstream gradient g != 1)
 // multiplies n floats by the scalar *g: grid-stride, any n.
 #define EPS 1e-5f
@@ -87,28 +87,33 @@ __device__ __forceinline__ T block_sum(T v, T *sh) {
     return v;
 }
 
-__device__ __forceinline__ void finish_mean(float block_total, const int *__restrict__ counts, int M, float *partial,
-                                            unsigned int *done, float *loss, int B, float *sh) {
+// Last-block finish, called by every block with its sum and its box count (thread 0's). partial
+// holds 2*gridDim.x words: the blocks' float sums, then their counts as unsigned ints.
+__device__ __forceinline__ void finish_mean(float block_total, unsigned int block_count, float *partial, unsigned int *done,
+                                            float *loss, float *sh) {
     __shared__ bool last;
     __shared__ long long shc[32];
+    const unsigned int G = gridDim.x;
+    unsigned int *pcount = reinterpret_cast<unsigned int *>(partial + G);
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = block_total;
-        __threadfence();
-        last = atomicAdd(done, 1u) == (unsigned int)B - 1;
+        pcount[blockIdx.x] = block_count;
+        __threadfence();  // both are visible device-wide before the ticket is taken
+        last = atomicAdd(done, 1u) == G - 1;
     }
     __syncthreads();
     if (!last) return;
     float s = 0.f;
     long long c = 0;
-    for (int i = threadIdx.x; i < B; i += blockDim.x) {
-        s += __ldcg(partial + i);
-        c += min(max(counts[i], 0), M);
+    for (unsigned int i = threadIdx.x; i < G; i += blockDim.x) {
+        s += __ldcg(partial + i);  // from L2: written by other blocks
+        c += __ldcg(pcount + i);
     }
     s = block_sum(s, sh);
     c = block_sum(c, shc);
     if (threadIdx.x == 0) {
         loss[0] = c > 0 ? s / (float)c : 0.f;
-        *done = 0u;
+        *done = 0u;  // ready for the next launch
     }
 }
 
@@ -117,20 +122,23 @@ __device__ __forceinline__ void train_kernel(const float *__restrict__ pred, con
                                              float *partial, unsigned int *done, float *loss, float *__restrict__ dpred, int B, int M,
                                              float inv_total) {
     __shared__ float sh[32];
-    const int b = blockIdx.x;
-    const int n = min(max(counts[b], 0), M);
-    const long long base = (long long)b * M;
     float s = 0.f;
-    for (int j = threadIdx.x; j < M; j += blockDim.x) {
-        Box d{0.f, 0.f, 0.f, 0.f};
-        if (j < n) {
-            s += 1.f - giou_grad(load_box<VEC>(pred, base + j), load_box<VEC>(target, base + j), d);
-            d.x1 *= -inv_total, d.y1 *= -inv_total, d.x2 *= -inv_total, d.y2 *= -inv_total;
+    unsigned int cnt = 0;
+    for (int b = blockIdx.x; b < B; b += gridDim.x) {
+        const int n = min(max(counts[b], 0), M);
+        const long long base = (long long)b * M;
+        cnt += n;
+        for (int j = threadIdx.x; j < M; j += blockDim.x) {
+            Box d{0.f, 0.f, 0.f, 0.f};
+            if (j < n) {
+                s += 1.f - giou_grad(load_box<VEC>(pred, base + j), load_box<VEC>(target, base + j), d);
+                d.x1 *= -inv_total, d.y1 *= -inv_total, d.x2 *= -inv_total, d.y2 *= -inv_total;
+            }
+            store_box<VEC>(dpred, base + j, d);
         }
-        store_box<VEC>(dpred, base + j, d);
     }
     s = block_sum(s, sh);
-    finish_mean(s, counts, M, partial, done, loss, B, sh);
+    finish_mean(s, cnt, partial, done, loss, sh);
 }
 
 extern "C" __global__ void giou_train_f32(const float *__restrict__ pred, const float *__restrict__ target, const int *__restrict__ counts,

@@ -19,8 +19,6 @@ import (
 // written back for the cross-check. The article's functions return the mean GIoU; the loss is 1 minus
 // it (one more scalar op, left out of the timings).
 const torchScript = `
-import numpy as np
-
 def generalized_box_iou(boxes1, boxes2):
     epsilon = 1e-5
     area1 = (boxes1[..., 2] - boxes1[..., 0]) * (boxes1[..., 3] - boxes1[..., 1])
@@ -69,8 +67,10 @@ def loss_with_padding(pred, targets):
 
 B, M = ARGS["B"], ARGS["M"]
 counts = ARGS["counts"]
-pred_h = torch.from_numpy(np.fromfile(ARGS["pred"], dtype="<f4").reshape(B, M, 4).copy())
-tgt_h = torch.from_numpy(np.fromfile(ARGS["target"], dtype="<f4").reshape(B, M, 4).copy())
+def read_f32(path):
+    return torch.frombuffer(bytearray(open(path, "rb").read()), dtype=torch.float32).reshape(B, M, 4).clone()
+
+pred_h, tgt_h = read_f32(ARGS["pred"]), read_f32(ARGS["target"])
 pred, tgt = pred_h.cuda(), tgt_h.cuda()
 targets_list = [tgt[i, :counts[i]].contiguous() for i in range(B)]
 res = {}
@@ -124,7 +124,12 @@ loss = 1 - loss_with_padding(pred, tgt)
 res["loss"] = float(loss)
 res["loss_loop"] = 1 - float(loss_fn(pred, targets_list))
 res["loss_concat"] = 1 - float(loss_with_concat(pred, targets_list))
-pg.grad.float().contiguous().cpu().numpy().astype("<f4").tofile(ARGS["grad_out"])
+g = pg.grad.float().contiguous().cpu()
+with open(ARGS["grad_out"], "wb") as fo:
+    try:
+        fo.write(g.numpy().tobytes())
+    except Exception:  # noqa: BLE001 - torch without numpy
+        fo.write(bytes(g.view(torch.uint8).reshape(-1).tolist()))
 emit(res)
 `
 

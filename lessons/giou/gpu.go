@@ -134,7 +134,7 @@ func (p *Problem) args(st Step, kernel string) ([]any, error) {
 		pred, target = pb, tb
 	}
 	loss := get32("loss", 1, 0, nil)
-	partial := get32("partial", s.B, 0, nil)
+	partial := get32("partial", 2*Grid(s.B), 0, nil)
 	done, derr := buf[uint32](p, "done", 1, 0, nil)
 	if derr != nil {
 		return nil, derr

@@ -11,7 +11,7 @@ import (
 // Awkward batches: one slot, odd sizes, M under and over the block, M over the article's limit,
 // every image empty, and the article's shape (in full mode).
 func awkward(short bool) []Shape {
-	s := []Shape{{1, 1}, {3, 5}, {7, 33}, {65, 64}, {2, 300}, {130, 256}}
+	s := []Shape{{1, 1}, {3, 5}, {7, 33}, {65, 64}, {2, 300}, {130, 256}, {MaxGrid + 5, 3}}
 	if !short {
 		s = append(s, ArticleShape, Shape{B: 5000, M: 40})
 	}

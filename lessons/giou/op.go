@@ -139,7 +139,7 @@ func (o *GPUOp) upload() error {
 	if o.counts, err = gpu.Upload(s, bt.Counts); err != nil {
 		return err
 	}
-	if o.partial, err = gpu.Alloc[float32](s, bt.B); err != nil {
+	if o.partial, err = gpu.Alloc[float32](s, 2*Grid(bt.B)); err != nil {
 		return err
 	}
 	if o.done, err = gpu.Alloc[uint32](s, 1); err != nil {

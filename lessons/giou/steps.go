@@ -82,6 +82,14 @@ type Step struct {
 // workload hold a handful of boxes; an image with more boxes than threads loops.
 const MeanBlock = 64
 
+// MaxGrid caps the grid of the one-block-per-image kernels: up to MaxGrid images each block takes
+// one image, past it each takes every MaxGrid-th (the last-block ticket counter serialises one
+// atomic per block). 4096 blocks of 64 threads fill 128 SMs at 32 blocks each.
+const MaxGrid = 4096
+
+// Grid is the number of blocks of the one-block-per-image kernels for B images.
+func Grid(b int) int { return max(1, min(b, MaxGrid)) }
+
 // ReduceBlock is the article's second pass: one block.
 const ReduceBlock = 1024
 
@@ -124,7 +132,7 @@ func perImage(file, kernel string, aligned bool, what string) (Launch, error) {
 
 func withGrid(l Launch, s Shape) Launch {
 	for i := range l.Kernels {
-		l.Kernels[i].Config.Grid = gpu.D1(max(1, s.B))
+		l.Kernels[i].Config.Grid = gpu.D1(Grid(s.B))
 	}
 	return l
 }
