@@ -5,7 +5,8 @@
 //   - the article's: 1_article.cu (one thread per box slot, invalid -> 0, and the second pass that
 //     forms the mean), 2_skip.cu (the conditional skip of invalid slots)
 //   - ours: 3_block_mean.cu (one block per image, straight to the mean with a last-block finish),
-//     4_half.cu (half and bfloat16 boxes, no cast pass), 5_fused.cu (forward and backward fused)
+//     4_half.cu (half and bfloat16 boxes, no cast pass), 5_fused.cu (forward and backward fused),
+//     6_warp.cu (one warp per image: one last-block ticket per eight images, loss and fused)
 //   - solutions/: the notebook's exercises, out of the notebook's sight
 package giou
 

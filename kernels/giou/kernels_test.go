@@ -17,6 +17,7 @@ func TestEveryFileCompiles(t *testing.T) {
 		"3_block_mean.cu":                 {"giou_mean_f32", "giou_mean_f32_any"},
 		"4_half.cu":                       {"giou_mean_f16", "giou_mean_f16_any", "giou_mean_bf16", "giou_mean_bf16_any"},
 		"5_fused.cu":                      {"giou_train_f32", "giou_train_f32_any", "giou_scale_grad"},
+		"6_warp.cu":                       {"giou_warp_f32", "giou_warp_f32_any", "giou_warp_train_f32", "giou_warp_train_f32_any"},
 		"solutions/ex1_intersection.cu":   {"ex1_giou"},
 		"solutions/ex2_enclosing_grad.cu": {"ex2_grad"},
 	}

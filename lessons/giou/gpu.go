@@ -153,7 +153,7 @@ func (p *Problem) args(st Step, kernel string) ([]any, error) {
 			return nil, merr
 		}
 		out = []any{get32("giou", s.Slots(), 0, nil), mask, loss, int64(s.Slots())}
-	case "giou_train_f32", "giou_train_f32_any":
+	case "giou_train_f32", "giou_train_f32_any", "giou_warp_train_f32", "giou_warp_train_f32_any":
 		out = []any{pred, target, counts, partial, done, loss, get32("dpred", 4*s.Slots(), p.Offset, nil), int32(s.B), int32(s.M),
 			float32(1 / math.Max(float64(bt.Total()), 1))}
 	default:

@@ -11,7 +11,7 @@ import (
 // Awkward batches: one slot, odd sizes, M under and over the block, M over the article's limit,
 // every image empty, and the article's shape (in full mode).
 func awkward(short bool) []Shape {
-	s := []Shape{{1, 1}, {3, 5}, {7, 33}, {65, 64}, {2, 300}, {130, 256}, {MaxGrid + 5, 3}}
+	s := []Shape{{1, 1}, {3, 5}, {7, 33}, {65, 64}, {2, 300}, {130, 256}, {MaxGrid + 5, 3}, {8*MaxGrid + 3, 2}}
 	if !short {
 		s = append(s, ArticleShape, Shape{B: 5000, M: 40})
 	}
@@ -89,7 +89,7 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Free()
-	for _, name := range []string{"3 block mean", "5 fused fwd+bwd"} {
+	for _, name := range []string{"3 block mean", "5 fused fwd+bwd", "6 warp per image", "6 warp fwd+bwd"} {
 		st := mustStep(name)
 		var first float64
 		for i := range 20 {

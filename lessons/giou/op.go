@@ -71,19 +71,19 @@ func (o CPUOp) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*autograd.
 	return []*autograd.Tensor{autograd.New("dpred", out, s.B, s.M, 4)}, nil
 }
 
-// The steps the GPU op dispatches to: step 3 when no gradient is needed, step 5 (forward and
-// backward in one pass) when one is; each falls back to its scalar-load kernel when a buffer is not
-// 16-byte aligned.
+// The steps the GPU op dispatches to, the fastest of the lesson on the article's workload: step 6's
+// loss when no gradient is needed, step 6's fused forward and backward when one is; each falls back
+// to its scalar-load kernel when a buffer is not 16-byte aligned, and every B and M is taken.
 var (
-	OpForward = mustStep("3 block mean")
-	OpTrain   = mustStep("5 fused fwd+bwd")
+	OpForward = mustStep("6 warp per image")
+	OpTrain   = mustStep("6 warp fwd+bwd")
 )
 
 // GPUOp is the loss as an autograd.Function on the GPU, for ANY batch: B images of M slots, any
 // counts in [0, M]. Its input is pred (B, M, 4) float32 on the device (a host tensor is uploaded);
 // the targets and counts are the op's constants, uploaded once. When pred needs a gradient, Forward
-// runs the fused step 5 and keeps dL/dpred for Backward, which hands it over (upstream gradient 1,
-// the usual case for a loss) or scales it on the GPU (giou_scale_grad); otherwise Forward runs step 3.
+// runs the fused OpTrain and keeps dL/dpred for Backward, which hands it over (upstream gradient 1,
+// the usual case for a loss) or scales it on the GPU (giou_scale_grad); otherwise it runs OpForward.
 // B = 0 or M = 0 launches nothing (loss 0). Close frees the op's buffers.
 type GPUOp struct {
 	env   *lab.Env
@@ -365,8 +365,8 @@ func GradCheckCPU(s Shape, seed uint64) (autograd.GradCheckResult, error) {
 	}, []*autograd.Tensor{pred}, autograd.Float64Check)
 }
 
-// GradCheckGPU is the same check of the GPU op (its forward without a gradient is step 3, with one
-// step 5, so the check also ties step 5's gradient to step 3's loss), under GPUCheck.
+// GradCheckGPU is the same check of the GPU op (its forward without a gradient is OpForward, with
+// one OpTrain, so the check also ties the fused gradient to the loss-only kernel), under GPUCheck.
 func GradCheckGPU(env *lab.Env, s Shape, seed uint64) (autograd.GradCheckResult, error) {
 	bt := GradBatch(s, seed)
 	op, err := NewGPUOp(env, bt)

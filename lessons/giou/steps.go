@@ -159,6 +159,22 @@ var Steps = []Step{
 			l, err := perImage("5_fused.cu", "giou_train_f32", aligned, "16-byte")
 			return withGrid(l, s), err
 		}},
+	warpStep("6 warp per image", KindForward, "giou_warp_f32",
+		"one warp per image, eight images per block: one last-block ticket per eight images"),
+	warpStep("6 warp fwd+bwd", KindTrain, "giou_warp_train_f32",
+		"step 5's loss and gradient with one warp per image: one ticket per eight images"),
+}
+
+// WarpBlock is step 6's block: eight warps, eight images.
+const WarpBlock = 256
+
+func warpStep(name string, kind Kind, kernel, idea string) Step {
+	return Step{Name: name, File: "6_warp.cu", Kernel: kernel, Kind: kind, DType: F32, Idea: idea,
+		Plan: func(s Shape, aligned bool) (Launch, error) {
+			l, err := perImage("6_warp.cu", kernel, aligned, "16-byte")
+			l.Kernels[0].Config = gpu.Config{Grid: gpu.D1(max(1, min(gpu.CeilDiv(s.B, WarpBlock/32), MaxGrid))), Block: gpu.D1(WarpBlock)}
+			return l, err
+		}}
 }
 
 func halfStep(name string, dt DType, kernel string) Step {
