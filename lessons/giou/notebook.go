@@ -36,6 +36,8 @@ func Intro(env *lab.Env) error {
 		{"boxes per image", fmt.Sprintf("floor(|N(0, 3)|) clipped to [0, 255]: %d valid boxes in all (%.2f per image); images with 0: %d, 1-3: %d, 4-9: %d, 10+: %d",
 			bt.Total(), float64(bt.Total())/float64(bt.B), hist["0"], hist["1-3"], hist["4-9"], hist["10+"])},
 		{"valid slots", fmt.Sprintf("%.2f%% of the padded batch: a padded loss computes %.0fx more boxes than it keeps", 100*float64(bt.Total())/float64(bt.Slots()), float64(bt.Slots())/float64(bt.Total()))},
+		{"predictions", fmt.Sprintf("each target jittered (centre N(0, %.1f x size), size x exp(N(0, 0.3))): %d of the %d miss their target (I = 0), where only the enclosing-box term of GIoU pulls them back",
+			Jitter, bt.Misses(), bt.Total())},
 		{"loss (float64 reference)", fmt.Sprintf("%.6f = mean of 1 - GIoU over the valid boxes", loss)},
 	}}.Display()
 	t := show.Table{Title: "Degenerate input: the lesson's conventions", Header: []string{"input", "what happens"}}

@@ -137,7 +137,8 @@ var Conventions = [][2]string{
 // Generate draws the article's workload for shape s: counts floor(|N(0, 3)|) clipped to [0, min(255, M)],
 // target boxes in a 256 x 256 image (top-left uniform in [0, 254), size uniform in [1, 256),
 // bottom-right clamped to 255, so x2 >= x1 + 1), and predictions that jitter each target (centre
-// moved by N(0, w/4), size scaled by exp(N(0, 0.3))): they overlap it, miss it, or cover it. Pred
+// moved by N(0, 0.6 w) and N(0, 0.6 h), size scaled by exp(N(0, 0.3))): most overlap their target,
+// about one in six misses it (a model early in training), some cover it. Pred
 // slots past the count hold random boxes (what a model writes there), target slots zeros.
 func Generate(s Shape, seed uint64) *Batch {
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
@@ -166,7 +167,7 @@ func Generate(s Shape, seed uint64) *Batch {
 				bt.Target[o+k] = float32(t[k])
 			}
 			w, h := t[2]-t[0], t[3]-t[1]
-			cx, cy := (t[0]+t[2])/2+r.NormFloat64()*w/4, (t[1]+t[3])/2+r.NormFloat64()*h/4
+			cx, cy := (t[0]+t[2])/2+r.NormFloat64()*w*Jitter, (t[1]+t[3])/2+r.NormFloat64()*h*Jitter
 			pw, ph := w*math.Exp(r.NormFloat64()*0.3), h*math.Exp(r.NormFloat64()*0.3)
 			p := [4]float64{cx - pw/2, cy - ph/2, cx + pw/2, cy + ph/2}
 			for k := range 4 {
@@ -175,6 +176,24 @@ func Generate(s Shape, seed uint64) *Batch {
 		}
 	}
 	return bt
+}
+
+// Jitter is the standard deviation of a prediction's centre around its target's, in box sizes.
+const Jitter = 0.6
+
+// Misses counts the valid boxes whose prediction does not overlap its target (intersection 0).
+func (bt *Batch) Misses() int {
+	n := 0
+	for b := 0; b < bt.B; b++ {
+		for j := 0; j < int(bt.Counts[b]); j++ {
+			o := (b*bt.M + j) * 4
+			p, t := bt.Pred[o:o+4], bt.Target[o:o+4]
+			if min(p[2], t[2]) <= max(p[0], t[0]) || min(p[3], t[3]) <= max(p[1], t[1]) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // GIoU returns GIoU(p, t) in float64 and its gradient with respect to p (the lesson's subgradient

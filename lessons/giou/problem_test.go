@@ -43,6 +43,9 @@ func TestGenerate(t *testing.T) {
 			}
 		}
 	}
+	if m := bt.Misses(); m < bt.Total()/10 || m > bt.Total()/3 {
+		t.Errorf("%d of %d predictions miss their target, want about one in six", m, bt.Total())
+	}
 	if zero == 0 {
 		t.Error("no empty image in 1024: the workload has about a quarter empty")
 	}
