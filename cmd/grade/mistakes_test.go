@@ -40,6 +40,10 @@ extern "C" __global__ void mul_mine(const __half *x, const __half *y, __half *z,
 `, false, "widest global load moves 4 bytes"},
 	{"02_oneflow", 1, "forgets the tail (n % 8)", "    if (t < n) z[t] = __hmul(x[t], y[t]);\n", "", true, "Not yet: on n = 1"},
 	{"02_oneflow", 2, "reads the top row twice (forgets row 2r+1)", "(a.x + a.y) + (b.x + b.y)", "(a.x + a.y) * 2.0f", true, "Not yet: on"},
+	{"06_giou", 1, "does not clamp the intersection's width at 0 (boxes apart in x)",
+		"const float iw = fmaxf(fminf(p[2], t[2]) - fmaxf(p[0], t[0]), 0.f);", "const float iw = fminf(p[2], t[2]) - fmaxf(p[0], t[0]);", true, "Not yet: on"},
+	{"06_giou", 2, "sends the enclosing width's gradient to p.x2 even when the target's edge won the max",
+		"(ex2 ? gew : 0.f)", "gew", true, "Not yet: on"},
 }
 
 // Each typical mistake fails its exercise's check with the reason the guide quotes: the ones the PTX
