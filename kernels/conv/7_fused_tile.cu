@@ -20,6 +20,12 @@
 #define BN 96
 #define BK 32
 #define NOTAP 0x7FFF7FFF
+#ifndef MINB
+#define MINB 2  // blocks per SM the compiler must fit: at most 128 registers per thread
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
 
 __device__ __forceinline__ unsigned tf32(float v) {
     unsigned r;
@@ -46,7 +52,7 @@ __device__ __forceinline__ void conv_tc(const float *__restrict__ x, const float
     constexpr int SA = BM + (HALF ? 4 : 8), SB = BN + (HALF ? 4 : 8);
     extern __shared__ __align__(16) float smem[];
     constexpr int STAGE = BK * SA + BK * SB;  // floats per buffer
-    int2 *ktab = reinterpret_cast<int2 *>(smem + 2 * STAGE);
+    int2 *ktab = reinterpret_cast<int2 *>(smem + STAGES * STAGE);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int g = lane >> 2, t4 = lane & 3;
     const int wm = (warp >> 1) * 32, wn = (warp & 1) * 48;
@@ -100,18 +106,18 @@ __device__ __forceinline__ void conv_tc(const float *__restrict__ x, const float
             const bool ok = q < Kg && k < K;
             cp_async4(bs + (i / BN) * SB + i % BN, ok ? w + (long long)k * Kg + q : w, ok);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");
     };
-    load(0, 0);
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {  // fill the pipeline
+        if (s < tiles) load(s, s);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
     for (int t = 0; t < tiles; ++t) {
-        if (t + 1 < tiles) {
-            load(t + 1, (t + 1) & 1);  // in flight while tile t is multiplied
-            asm volatile("cp.async.wait_group 1;" ::: "memory");
-        } else {
-            asm volatile("cp.async.wait_group 0;" ::: "memory");
-        }
-        __syncthreads();  // tile t has landed for every thread
-        const float *As = smem + (t & 1) * STAGE, *Bs = As + BK * SA;
+        asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
+        __syncthreads();  // tile t has landed for every thread, and tile t-1's buffer is free
+        if (t + STAGES - 1 < tiles) load(t + STAGES - 1, (t + STAGES - 1) % STAGES);  // in flight meanwhile
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        const float *As = smem + (t % STAGES) * STAGE, *Bs = As + BK * SA;
         if (HALF) {
 #pragma unroll
             for (int ks = 0; ks < BK; ks += 16) {
@@ -168,8 +174,9 @@ __device__ __forceinline__ void conv_tc(const float *__restrict__ x, const float
                             : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
             }
         }
-        __syncthreads();  // every warp is done with this buffer before it is refilled
     }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    __syncthreads();  // every warp is done with the buffers
     // Bias and ReLU into a 96 x 128 tile in shared memory (the pipeline buffers are free now).
     constexpr int ST = BM + 1;
 #pragma unroll
@@ -200,7 +207,7 @@ __device__ __forceinline__ void conv_tc(const float *__restrict__ x, const float
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256) conv_pool_tile(const float *__restrict__ x, const float *__restrict__ w,
+extern "C" __global__ void __launch_bounds__(256, MINB) conv_pool_tile(const float *__restrict__ x, const float *__restrict__ w,
                                                                  const float *__restrict__ bias, float *__restrict__ pool, int N,
                                                                  int C, int H, int W, int K, int R, int S, int P, int OH, int OW,
                                                                  int PH, int PW, int TPH, int TPW) {

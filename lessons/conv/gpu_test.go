@@ -138,3 +138,20 @@ func TestPlansRefuseOnTheGPU(t *testing.T) {
 		t.Errorf("step 2 on a 7x7 stride-8 layer: %v", err)
 	}
 }
+
+// The compile reports of every step at the article's layer: a look, not an assertion.
+func TestReports(t *testing.T) {
+	env := labtest.Open(t)
+	p, err := NewProblem(env, AlexNet, 9, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	for _, st := range Steps {
+		rep, err := p.Report(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-22s %d registers, %d B local, %d blocks/SM (%s), dynamic %d B", st.Name, rep.Registers, rep.LocalBytes, rep.BlocksPerSM, rep.Limiter, rep.DynamicShared)
+	}
+}

@@ -63,7 +63,7 @@ func Intro(env *lab.Env) error {
 		show.Note(show.Info, "refused before any launch: "+fmt.Sprint(err))
 	}
 	deep := Shape{N: 1, C: 512, H: 8, W: 8, K: 8, R: 3, S: 1, P: 1}
-	_, err := Steps[5].PlanFor(deep, env.Receipt.Device)
+	_, err := MustStep("5 cp.async TF32").PlanFor(deep, env.Receipt.Device)
 	show.Note(show.Info, "refused before any launch: "+fmt.Sprint(err))
 	return nil
 }
@@ -265,7 +265,7 @@ func NoReLUDemo(env *lab.Env) error {
 		if err != nil {
 			return err
 		}
-		for _, st := range []Step{NoReLU, Steps[7]} {
+		for _, st := range []Step{NoReLU, MustStep("7 fused tile pool")} {
 			res, _, err := p.Check(st, "")
 			if err != nil {
 				p.Free()

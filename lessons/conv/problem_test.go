@@ -90,7 +90,7 @@ func TestBadShapesAreRefused(t *testing.T) {
 		t.Errorf("step 2 on a 7x7 stride-8 layer: %v", err)
 	}
 	tiny := Shape{N: 1, C: 1, H: 2, W: 2, K: 1, R: 1, S: 1, P: 0}
-	if _, err := Steps[7].PlanFor(tiny, d); err == nil || !strings.Contains(err.Error(), "3 x 3 max pool") {
+	if _, err := MustStep("7").PlanFor(tiny, d); err == nil || !strings.Contains(err.Error(), "3 x 3 max pool") {
 		t.Errorf("fused step on a 2x2 output: %v", err)
 	}
 	if _, err := Steps[3].PlanFor(AlexNet, gpu.DeviceInfo{Major: 7, Minor: 5}); err == nil || !strings.Contains(err.Error(), "compute capability 8.0") {

@@ -22,6 +22,9 @@ const (
 // per tap) lives in shared memory beside the tiles.
 const MaxTaps = 4096
 
+// Stages is the cp.async pipeline's depth in steps 5 to 7 (the kernels' STAGES default).
+const Stages = 3
+
 // SharedLimit is step 2's shared memory budget: the default 48 KiB a block gets without opting in.
 const SharedLimit = 48 << 10
 
@@ -114,6 +117,13 @@ func PoolTile(s Shape) (tph, tpw int) {
 	return tph, tpw
 }
 
+// atomicPlan is step 6's plan (and its no-ReLU demonstration's).
+func atomicPlan(s Shape, d gpu.DeviceInfo) (Launch, error) {
+	l, err := tcPlan("6 fused atomicMax", "conv_pool_atomic", TF32, Stages)(s, d)
+	l.Extra = fusedExtra(s)
+	return l, err
+}
+
 func fusedExtra(s Shape) []int32 { return []int32{int32(s.PH()), int32(s.PW())} }
 
 // Steps are the lesson's steps, in order.
@@ -149,22 +159,21 @@ var Steps = []Step{
 		Idea: "mma.sync m16n8k8 on TF32-rounded inputs, float32 sums", Plan: tcPlan("4 tensor cores TF32", "conv_tc_tf32", TF32, 1)},
 	{Name: "4 tensor cores FP16", File: "4_tensor_core.cu", Kernel: "conv_tc_fp16", DType: FP16, Tol: Tol(FP16),
 		Idea: "mma.sync m16n8k16 on half-rounded inputs (the article's format), float32 sums", Plan: tcPlan("4 tensor cores FP16", "conv_tc_fp16", FP16, 1)},
+	{Name: "5 cp.async TF32, 2 buffers", File: "5_cp_async.cu", Kernel: "conv_cpasync_tf32", DType: TF32, Tol: Tol(TF32), Defines: []string{"STAGES=2"},
+		Idea: "the classic double buffer: cp.async (zero-fill for the padding) fills one buffer while the other is multiplied",
+		Plan: tcPlan("5 cp.async TF32, 2 buffers", "conv_cpasync_tf32", TF32, 2)},
 	{Name: "5 cp.async TF32", File: "5_cp_async.cu", Kernel: "conv_cpasync_tf32", DType: TF32, Tol: Tol(TF32),
-		Idea: "two shared-memory buffers filled by cp.async (zero-fill for the padding) while the other is multiplied",
-		Plan: tcPlan("5 cp.async TF32", "conv_cpasync_tf32", TF32, 2)},
+		Idea: "a ring of three cp.async buffers: two tiles in flight while one is multiplied",
+		Plan: tcPlan("5 cp.async TF32", "conv_cpasync_tf32", TF32, Stages)},
 	{Name: "5 cp.async FP16", File: "5_cp_async.cu", Kernel: "conv_cpasync_fp16", DType: FP16, Tol: Tol(FP16),
-		Idea: "step 5 with half inputs", Plan: tcPlan("5 cp.async FP16", "conv_cpasync_fp16", FP16, 2)},
+		Idea: "step 5 with half inputs", Plan: tcPlan("5 cp.async FP16", "conv_cpasync_fp16", FP16, Stages)},
 	{Name: "6 fused atomicMax", File: "6_fused_atomic.cu", Kernel: "conv_pool_atomic", DType: TF32, Tol: Tol(TF32), Fused: true, Zero: true,
 		Idea: "step 5 + bias + ReLU + pool in the epilogue by integer atomicMax on the float bits (valid because ReLU >= 0)",
-		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
-			l, err := tcPlan("6 fused atomicMax", "conv_pool_atomic", TF32, 2)(s, d)
-			l.Extra = fusedExtra(s)
-			return l, err
-		}},
+		Plan: atomicPlan},
 	{Name: "7 fused tile pool", File: "7_fused_tile.cu", Kernel: "conv_pool_tile", DType: TF32, Tol: Tol(TF32), Fused: true,
 		Idea: "a block computes the conv region of a tile of pool windows and pools it from shared memory: no atomics",
 		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
-			l, err := tcPlan("7 fused tile pool", "conv_pool_tile", TF32, 2)(s, d)
+			l, err := tcPlan("7 fused tile pool", "conv_pool_tile", TF32, Stages)(s, d)
 			if err != nil {
 				return l, err
 			}
@@ -184,7 +193,7 @@ var Steps = []Step{
 // ReLU, and fails.
 var NoReLU = Step{Name: "6 fused atomicMax without ReLU", File: "6_fused_atomic.cu", Kernel: "conv_pool_atomic", DType: TF32, Tol: Tol(TF32),
 	Fused: true, Zero: true, Defines: []string{"NO_RELU"}, Idea: "step 6 with the ReLU removed (-DNO_RELU): negative values break the integer order",
-	Plan: Steps[7].Plan}
+	Plan: atomicPlan}
 
 // relu says whether the step's pooled output follows a ReLU.
 func (st Step) relu() bool {
@@ -211,6 +220,15 @@ func StepByName(name string) (Step, error) {
 		names = append(names, st.Name)
 	}
 	return Step{}, fmt.Errorf("conv: no step %q (steps: %q)", name, names)
+}
+
+// MustStep is StepByName for the lesson's own names; it panics on a name that is not a step.
+func MustStep(name string) Step {
+	st, err := StepByName(name)
+	if err != nil {
+		panic(err)
+	}
+	return st
 }
 
 // PlanFor validates the shape (with the pool's rule for a fused step) and returns the step's launch.
