@@ -194,9 +194,11 @@ func Walk(env *lab.Env, step string) error {
 	if run == nil {
 		return nil
 	}
+	l, _ := st.PlanFor(AlexNet, run.Receipt.Device)
 	for _, k := range run.Kernels {
-		if k.Source == st.File && strings.HasPrefix(st.Kernel, k.Kernel) {
-			show.Reports("compile report of "+k.Kernel+" at AlexNet's layer", []record.KernelReport{k}).Display()
+		if k.Kernel == st.Kernel && k.DynamicShared == l.Config.SharedBytes {
+			show.Reports("compile report of "+k.Kernel+" ("+st.Name+") at AlexNet's layer", []record.KernelReport{k}).Display()
+			break
 		}
 	}
 	for _, c := range []string{caseOf(st), CaseDeep} {
