@@ -37,7 +37,7 @@ func TestNoGPUMode(t *testing.T) {
 		t.Error("a broken edit compiled")
 	}
 	ShowBitOrder()
-	for _, f := range []func(*lab.Env) error{Overview, NoReLUDemo, ShowFused, ShowDeep, ShowTrajectory, ShowTargets, Reports, ClosingNote} {
+	for _, f := range []func(*lab.Env) error{Overview, NoReLUDemo, ShowFused, ShowDeep, ShowSweep, ShowTrajectory, ShowTargets, Reports, ClosingNote} {
 		if err := f(env); err != nil {
 			t.Error(err)
 		}

@@ -79,7 +79,10 @@ func Overview(env *lab.Env) error {
 	show.Note(show.Info, "Run shown: "+run.Receipt.String())
 	ConvTable(run, CaseAlexNet).Display()
 	ArticleTable(run).Display()
-	return Lesson.ShowFigures(run, "05_conv_time")
+	if len(run.Select(CaseCross)) > 0 {
+		CrossTable(run).Display()
+	}
+	return Lesson.ShowFigures(run, "05_conv_time", "05_speedup")
 }
 
 // ShowSource shows one kernel file with line numbers.
@@ -305,6 +308,16 @@ func ShowDeep(env *lab.Env) error {
 	return Lesson.ShowFigures(run, "05_deep_time")
 }
 
+// ShowSweep shows the batch sweep's table and chart.
+func ShowSweep(env *lab.Env) error {
+	run, err := env.ShownOrNil(Lesson)
+	if run == nil {
+		return err
+	}
+	SweepTable(run).Display()
+	return Lesson.ShowFigures(run, "05_sweep")
+}
+
 // ShowTrajectory shows the article's 14 rounds and the chart of them beside this ladder.
 func ShowTrajectory(env *lab.Env) error {
 	TrajectoryTable().Display()
@@ -373,7 +386,11 @@ func Closing(run *record.Run) string {
 			fmt.Fprintf(&b, " %s: %s (%s).", x.Variant, show.MS(x.MedianMS), show.Ratio(dc, x.MedianMS))
 		}
 	}
-	b.WriteString("\n* Targets: ")
+	b.WriteString("\n")
+	for _, x := range run.Select(CaseCross) {
+		fmt.Fprintf(&b, "* Cross-check, %s on our inputs: rel L2 %.1e against the float64 reference (%s).\n", x.Variant, x.RelL2, map[bool]string{true: "within the " + x.Tol + " bound", false: "outside the " + x.Tol + " bound"}[x.Correct])
+	}
+	b.WriteString("* Targets: ")
 	var ts []string
 	for _, row := range Targets(run).Rows {
 		ts = append(ts, fmt.Sprintf("%s: **%s** (%s)", row[0], row[2], row[1]))

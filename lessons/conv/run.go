@@ -2,14 +2,17 @@ package conv
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/plot"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/charts"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
+	"github.com/cudalessons/cudalessons/helpers/torch"
 )
 
 // Lesson is lesson 05 for the reproduce command.
@@ -22,7 +25,22 @@ const (
 	CaseDeep    = "conv 3x3 256"
 	CaseFused   = "conv+ReLU+pool"
 	CaseDemo    = "no-ReLU demonstration"
+	CaseSweep   = "sweep batch"
+	CaseCross   = "crosscheck"
 )
+
+// SweepNs are the batch sizes of the sweep over AlexNet's first layer.
+func SweepNs(quick bool) []int {
+	if quick {
+		return []int{1, 100}
+	}
+	return []int{1, 4, 16, 64, 100, 256}
+}
+
+// SweepSteps are the steps measured over the batch sweep.
+var SweepSteps = []string{"3 implicit GEMM", "5 cp.async TF32", "5 cp.async FP16"}
+
+func sweepShape(n int) Shape { s := AlexNet; s.N = n; return s }
 
 // Variant names of the baselines in the records.
 const (
@@ -49,9 +67,10 @@ func CheckCount(quick bool) int {
 // timed) with their compile reports; and the atomicMax step without its ReLU, checked (it fails).
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
-	prog := show.NewProgress("lesson 05", 3+2*len(Steps))
+	ns := SweepNs(quick)
+	prog := show.NewProgress("lesson 05", 3+2*len(Steps)+len(ns))
 	defer prog.Done()
-	addTorch(env, run)
+	addTorch(env, run, ns)
 	prog.Step("PyTorch")
 	for _, c := range []struct {
 		name  string
@@ -98,12 +117,33 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		p.Free()
 		prog.Step(c.name)
 	}
+	for _, n := range ns {
+		p, err := NewProblem(env, sweepShape(n), uint64(60+n), 256)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range SweepSteps {
+			rec, err := p.Measure(MustStep(name), "", CaseSweep, "")
+			if err != nil {
+				p.Free()
+				return nil, err
+			}
+			rec.Size = int64(n)
+			run.Add(rec)
+		}
+		p.Free()
+		prog.Step(fmt.Sprintf("batch %d", n))
+	}
 	return run, nil
 }
 
 // addTorch adds the PyTorch records; when PyTorch cannot run, one record per case says why.
-func addTorch(env *lab.Env, run *record.Run) {
-	tr, err := RunTorch([]Shape{AlexNet, Deep}, AlexNet, env.Bench.Method)
+func addTorch(env *lab.Env, run *record.Run, ns []int) {
+	var sweep []Shape
+	for _, n := range ns {
+		sweep = append(sweep, sweepShape(n))
+	}
+	tr, err := RunTorch([]Shape{AlexNet, Deep}, AlexNet, sweep, env.Bench.Method)
 	if err != nil {
 		for _, c := range []string{CaseAlexNet, CaseDeep, CaseFused} {
 			run.Add(record.Record{Case: c, Variant: CuDNN, Kind: "baseline", DType: F32, Note: "unavailable: " + err.Error()})
@@ -141,6 +181,28 @@ func addTorch(env *lab.Env, run *record.Run) {
 		}
 		add(CaseFused, EagerTF32, TF32, "the eager layer with cudnn.allow_tf32 = True: the same number format as steps 6 and 7", fw, TorchTiming(t.EagerTF32))
 		add(CaseFused, CompiledTF32, TF32, "torch.compile with TF32 on", fw, TorchTiming(t.CompiledTF32))
+	}
+	for _, s := range sweep {
+		t, ok := tr.Sweep[key(s)]
+		if !ok {
+			continue
+		}
+		for _, v := range []struct {
+			name, dtype string
+			tm          torch.Timing
+		}{{CuDNN, F32, t.FP32}, {CuDNNTF32, TF32, t.TF32}} {
+			if v.tm.MedianMS > 0 {
+				run.Add(env.WithTiming(record.Record{Case: CaseSweep, Variant: v.name, Kind: "baseline", DType: v.dtype, Shape: s.Short(), Size: int64(s.N)}, Work(s), TorchTiming(v.tm)))
+			}
+		}
+	}
+	for _, x := range []struct {
+		name string
+		res  check.Result
+	}{{CuDNN, tr.Cross}, {CuDNNTF32, tr.CrossTF32}} {
+		run.Add(record.Record{Case: CaseCross, Variant: x.name, Kind: "baseline", DType: map[bool]string{true: TF32, false: F32}[x.name == CuDNNTF32], Shape: XShape.Short(),
+			RelL2: finite(x.res.RelL2), MaxAbs: x.res.MaxAbs, Correct: x.res.OK, Tol: x.res.Tol.Name,
+			Note: "PyTorch's conv2d on our inputs (passed through a file) against our float64 reference: " + x.res.String()})
 	}
 }
 
@@ -299,7 +361,7 @@ func Targets(run *record.Run) show.Table {
 
 // Tables are the lesson's tables from a run.
 func Tables(run *record.Run) []show.Table {
-	return []show.Table{ConvTable(run, CaseAlexNet), FusedTable(run), ConvTable(run, CaseDeep), ArticleTable(run), TrajectoryTable(), DemoTable(run), Targets(run),
+	return []show.Table{ConvTable(run, CaseAlexNet), FusedTable(run), ConvTable(run, CaseDeep), SweepTable(run), CrossTable(run), ArticleTable(run), TrajectoryTable(), DemoTable(run), Targets(run),
 		show.Reports("Compile reports at AlexNet's first layer", run.Kernels)}
 }
 
@@ -342,6 +404,32 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 		}
 		figs = append(figs, lab.Figure{Name: c.name, Plot: p})
 	}
+	var labels []string
+	var speed []float64
+	cu := run.Median(CaseAlexNet, CuDNN)
+	for _, c := range []string{CaseAlexNet, CaseDeep} {
+		base := run.Median(c, CuDNN)
+		for _, r := range run.Select(c) {
+			if r.Kind == "kernel" && r.MedianMS > 0 && base > 0 {
+				labels = append(labels, r.Variant+map[string]string{CaseAlexNet: " (AlexNet)", CaseDeep: " (3x3 256)"}[c])
+				speed = append(speed, base/r.MedianMS)
+			}
+		}
+	}
+	if len(labels) > 0 && cu > 0 {
+		p, err := charts.Bars("Speedup over cuDNN float32 (TF32 off), same layer, same run", "x cuDNN fp32", labels, []charts.Series{{Name: "speedup", Values: speed}}, true, 1)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "05_speedup", Plot: p})
+	}
+	if lines := lab.SweepLines(run.Select(CaseSweep), func(r record.Record) float64 { return r.GFLOPs / 1e3 }); len(lines) > 0 {
+		p, err := charts.Lines("AlexNet's first layer against the batch size", "batch N (images of 3x224x224)", "TFLOP/s (useful work)", lines, true, false)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "05_sweep", Plot: p})
+	}
 	if p, err := TrajectoryPlot(run); err == nil && p != nil {
 		figs = append(figs, lab.Figure{Name: "05_trajectory", Plot: p})
 	} else if err != nil {
@@ -376,4 +464,52 @@ func TrajectoryPlot(run *record.Run) (*plot.Plot, error) {
 		lines = append(lines, charts.Line{Name: "cuDNN fp32 here", X: []float64{0, n}, Y: []float64{cu, cu}})
 	}
 	return charts.Lines("Conv, AlexNet's first layer: the article's trajectory and this ladder", "round (article) or step (here)", "time (ms)", lines, false, true)
+}
+
+// SweepTable is the batch sweep: each variant's time and TFLOP/s per batch size.
+func SweepTable(run *record.Run) show.Table {
+	var variants []string
+	seen := map[string]bool{}
+	sizes := map[int64]bool{}
+	var order []int64
+	for _, r := range run.Select(CaseSweep) {
+		if !seen[r.Variant] {
+			seen[r.Variant] = true
+			variants = append(variants, r.Variant)
+		}
+		if !sizes[r.Size] {
+			sizes[r.Size] = true
+			order = append(order, r.Size)
+		}
+	}
+	slices.Sort(order)
+	t := show.Table{Title: "AlexNet's first layer against the batch size: median (TFLOP/s)", Header: append([]string{"N"}, variants...)}
+	for _, n := range order {
+		row := []string{fmt.Sprint(n)}
+		for _, v := range variants {
+			if r, ok := run.Find(CaseSweep, v, n); ok && r.MedianMS > 0 {
+				row = append(row, fmt.Sprintf("%s (%.1f)", show.MS(r.MedianMS), r.GFLOPs/1e3))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Caption = "Each kernel point checked on 256 random outputs (and every output scanned for NaN) before it was timed. One image is 3025 pixel rows of the GEMM, 24 blocks of 128 pixels for 132 SMs: small batches leave the GPU mostly idle."
+	return t
+}
+
+// CrossTable is PyTorch's conv on our inputs against our float64 reference: cuDNN's own error
+// in float32 and with TF32, at the same bounds as the lesson's steps.
+func CrossTable(run *record.Run) show.Table {
+	t := show.Table{Title: "Cross-check: PyTorch's conv2d on the lesson's inputs against the float64 reference", Header: []string{"variant", "layer", "check", "rel L2", "max abs"}}
+	for _, r := range run.Select(CaseCross) {
+		v := "FAIL"
+		if r.Correct {
+			v = "pass, " + r.Tol
+		}
+		t.Rows = append(t.Rows, []string{r.Variant, r.Shape, v, fmt.Sprintf("%.1e", r.RelL2), fmt.Sprintf("%.1e", r.MaxAbs)})
+	}
+	t.Caption = "The same inputs as the lesson's check, passed to PyTorch through a file: cuDNN in float32 and with TF32, judged at the bounds the lesson's float32 and TF32 steps are judged at."
+	return t
 }
