@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/giou"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 	"github.com/cudalessons/cudalessons/lessons/oneflow"
@@ -18,7 +19,7 @@ import (
 
 // All returns every lesson in order.
 func All() []lab.Lesson {
-	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, matmul.Lesson, reduce.Lesson, giou.Lesson, trilinear.Lesson}
+	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, matmul.Lesson, reduce.Lesson, conv.Lesson, giou.Lesson, trilinear.Lesson}
 }
 
 // Pick returns the lessons whose IDs start with one of the given prefixes ("00", "01_rwkv"); no

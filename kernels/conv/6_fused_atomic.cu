@@ -1,0 +1,217 @@
+// Step 6, conv + bias + ReLU + max pool (3 x 3, stride 2) fused, the pool done with atomicMax on
+// the float's bits (the article's fused kernel).
+//
+// What changed from step 5: nothing in the product (step 5's TF32 tensor-core implicit GEMM,
+// pipelined with cp.async); the epilogue no longer stores the conv output. Each thread adds the
+// bias, applies ReLU, and pushes its value into every pool window that contains its pixel (one to
+// four of them: windows overlap by a row and a column) with atomicMax on the window's output
+// viewed as an int. The 116 MB conv output of AlexNet's first layer never goes to memory, nor is it
+// read back by a ReLU and a pool: only the 28 MB pooled output is written, by atomics in L2.
+// (Merging a block's values per window in shared memory first, one atomic per window and block,
+// cuts the atomics by 4x but measured slower on an H100: the L2 absorbs these atomics well.)
+//
+// Why integer atomicMax works, and only because of the ReLU: CUDA has no atomicMax for float, but
+// for NON-NEGATIVE IEEE floats the bit patterns, read as signed ints, are ordered like the values
+// (the exponent sits above the mantissa, both grow with the value, and the sign bit is 0). ReLU
+// makes every value >= 0, and the output is zeroed first (0 is the bits of +0.0 and a valid lower
+// bound, since the max of values >= 0 is >= 0). Without the ReLU it breaks twice: a negative float
+// has the sign bit set, so as an int it is below every non-negative one AND the order among
+// negatives is reversed (-2.0f is 0xC0000000 = -1073741824, -1.0f is 0xBF800000 = -1082130432, so
+// the "max" of -1 and -2 is -2), and a window of all-negative values keeps the initial 0.
+// Compile with -DNO_RELU to see it fail the check (the lesson's demonstration).
+//
+// Launch: as step 5, plus a memset of the pooled output to 0 before it (part of the timed op).
+// Output: pool[n][k][ph][pw], PH = (OH - 3)/2 + 1, PW = (OW - 3)/2 + 1 (PyTorch's MaxPool2d(3, 2)).
+// Limits: step 5's, and OH, OW >= 3. TF32 products (step 5's accuracy).
+#include <cuda_fp16.h>
+#define BM 128
+#define BN 96
+#define BK 32
+#define NOTAP 0x7FFF7FFF
+#ifndef MINB
+#define MINB 2  // blocks per SM the compiler must fit: at most 128 registers per thread
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+
+__device__ __forceinline__ unsigned tf32(float v) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// Copies 4 bytes from src to shared dst, or writes 4 zero bytes when ok is false (src is not read).
+__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool ok) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+
+__device__ __forceinline__ unsigned h2(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<unsigned *>(&h);
+}
+
+template <bool HALF>
+__device__ __forceinline__ void conv_tc(const float *__restrict__ x, const float *__restrict__ w,
+                                        const float *__restrict__ bias, float *__restrict__ pool, int N, int C, int H,
+                                        int W, int K, int R, int S, int P, int OH, int OW, int PH, int PW) {
+    constexpr int SA = BM + (HALF ? 4 : 8), SB = BN + (HALF ? 4 : 8);
+    extern __shared__ __align__(16) float smem[];
+    constexpr int STAGE = BK * SA + BK * SB;  // floats per buffer
+    int2 *ktab = reinterpret_cast<int2 *>(smem + STAGES * STAGE);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, t4 = lane & 3;
+    const int wm = (warp >> 1) * 32, wn = (warp & 1) * 48;
+    const int Kg = C * R * R, tiles = (Kg + BK - 1) / BK;
+    for (int q = tid; q < tiles * BK; q += 256) {
+        if (q < Kg) {
+            const int c = q / (R * R), rs = q % (R * R), r = rs / R, s = rs % R;
+            ktab[q] = make_int2(c * H * W + r * W + s, (r << 16) | s);
+        } else {
+            ktab[q] = make_int2(0, NOTAP);
+        }
+    }
+    const int OHW = OH * OW;
+    const long long M = (long long)N * OHW;
+    const int m = tid & (BM - 1), q0 = tid >> 7;
+    const long long p = (long long)blockIdx.x * BM + m;
+    int ih0 = -65536, iw0 = -65536;
+    long long base = 0;
+    if (p < M) {
+        const long long n = p / OHW;
+        const int rem = (int)(p % OHW), oh = rem / OW, ow = rem % OW;
+        ih0 = oh * S - P;
+        iw0 = ow * S - P;
+        base = n * C * H * W + (long long)ih0 * W + iw0;
+    }
+    const int k0 = blockIdx.y * BN;
+    __syncthreads();
+
+    float acc[2][6][4];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 6; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+    auto load = [&](int t, int stage) {
+        float *as = smem + stage * STAGE, *bs = as + BK * SA;
+#pragma unroll
+        for (int l = 0; l < 16; ++l) {  // A: 32 taps x 128 pixels, this thread's pixel m
+            const int2 e = ktab[t * BK + q0 + 2 * l];
+            const int ih = ih0 + (e.y >> 16), iw = iw0 + (e.y & 0xFFFF);
+            const bool ok = (unsigned)ih < (unsigned)H && (unsigned)iw < (unsigned)W;
+            cp_async4(as + (q0 + 2 * l) * SA + m, ok ? x + base + e.x : x, ok);
+        }
+#pragma unroll
+        for (int l = 0; l < 12; ++l) {  // B: 32 taps x 96 channels
+            const int i = tid + 256 * l, q = t * BK + i / BN, k = k0 + i % BN;
+            const bool ok = q < Kg && k < K;
+            cp_async4(bs + (i / BN) * SB + i % BN, ok ? w + (long long)k * Kg + q : w, ok);
+        }
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {  // fill the pipeline
+        if (s < tiles) load(s, s);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int t = 0; t < tiles; ++t) {
+        asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
+        __syncthreads();  // tile t has landed for every thread, and tile t-1's buffer is free
+        if (t + STAGES - 1 < tiles) load(t + STAGES - 1, (t + STAGES - 1) % STAGES);  // in flight meanwhile
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        const float *As = smem + (t % STAGES) * STAGE, *Bs = As + BK * SA;
+        if (HALF) {
+#pragma unroll
+            for (int ks = 0; ks < BK; ks += 16) {
+                unsigned a[2][4], b[6][2];
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    const int r0 = wm + 16 * i + g;
+                    const float *c0 = As + (ks + 2 * t4) * SA, *c8 = As + (ks + 2 * t4 + 8) * SA;
+                    a[i][0] = h2(c0[r0], c0[SA + r0]);
+                    a[i][1] = h2(c0[r0 + 8], c0[SA + r0 + 8]);
+                    a[i][2] = h2(c8[r0], c8[SA + r0]);
+                    a[i][3] = h2(c8[r0 + 8], c8[SA + r0 + 8]);
+                }
+#pragma unroll
+                for (int j = 0; j < 6; ++j) {
+                    const int n0 = wn + 8 * j + g;
+                    const float *c0 = Bs + (ks + 2 * t4) * SB, *c8 = Bs + (ks + 2 * t4 + 8) * SB;
+                    b[j][0] = h2(c0[n0], c0[SB + n0]);
+                    b[j][1] = h2(c8[n0], c8[SB + n0]);
+                }
+#pragma unroll
+                for (int i = 0; i < 2; ++i)
+#pragma unroll
+                    for (int j = 0; j < 6; ++j)
+                        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                            : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                            : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+            }
+        } else {
+#pragma unroll
+            for (int ks = 0; ks < BK; ks += 8) {
+                unsigned a[2][4], b[6][2];
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    const int r0 = wm + 16 * i + g;
+                    const float *c0 = As + (ks + t4) * SA, *c4 = As + (ks + t4 + 4) * SA;
+                    a[i][0] = tf32(c0[r0]);
+                    a[i][1] = tf32(c0[r0 + 8]);
+                    a[i][2] = tf32(c4[r0]);
+                    a[i][3] = tf32(c4[r0 + 8]);
+                }
+#pragma unroll
+                for (int j = 0; j < 6; ++j) {
+                    const int n0 = wn + 8 * j + g;
+                    b[j][0] = tf32(Bs[(ks + t4) * SB + n0]);
+                    b[j][1] = tf32(Bs[(ks + t4 + 4) * SB + n0]);
+                }
+#pragma unroll
+                for (int i = 0; i < 2; ++i)
+#pragma unroll
+                    for (int j = 0; j < 6; ++j)
+                        asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                            : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]), "+f"(acc[i][j][3])
+                            : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+            }
+        }
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const long long pp = (long long)blockIdx.x * BM + wm + 16 * i + g + 8 * h;
+            if (pp >= M) continue;
+            const long long n = pp / OHW;
+            const int rem = (int)(pp % OHW), oh = rem / OW, ow = rem % OW;
+            const int ph0 = oh < 2 ? 0 : (oh - 1) / 2, ph1 = min(oh / 2, PH - 1);
+            const int pw0 = ow < 2 ? 0 : (ow - 1) / 2, pw1 = min(ow / 2, PW - 1);
+#pragma unroll
+            for (int j = 0; j < 6; ++j)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int k = k0 + wn + 8 * j + 2 * t4 + e;
+                    if (k >= K) continue;
+                    float v = acc[i][j][2 * h + e] + bias[k];
+#ifndef NO_RELU
+                    v = fmaxf(v, 0.f);
+#endif
+                    int *out = reinterpret_cast<int *>(pool) + (n * K + k) * PH * PW;
+                    for (int ph = ph0; ph <= ph1; ++ph)
+                        for (int pw = pw0; pw <= pw1; ++pw) atomicMax(out + ph * PW + pw, __float_as_int(v));
+                }
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(256, MINB) conv_pool_atomic(const float *__restrict__ x, const float *__restrict__ w,
+                                                                   const float *__restrict__ bias, float *__restrict__ pool, int N,
+                                                                   int C, int H, int W, int K, int R, int S, int P, int OH,
+                                                                   int OW, int PH, int PW) {
+    conv_tc<false>(x, w, bias, pool, N, C, H, W, K, R, S, P, OH, OW, PH, PW);
+}

@@ -1,0 +1,157 @@
+//go:build !nocuda
+
+package conv
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+)
+
+// gpuShapes: size 1 everywhere, odd sizes, a stride larger than the kernel, padding at every
+// border, channel counts off the 96-channel tile, a small AlexNet-like layer, a deep 3 x 3 layer.
+var gpuShapes = []Shape{
+	{N: 1, C: 1, H: 1, W: 1, K: 1, R: 1, S: 1, P: 0},
+	{N: 1, C: 1, H: 3, W: 3, K: 1, R: 3, S: 1, P: 1},
+	{N: 2, C: 3, H: 7, W: 9, K: 5, R: 3, S: 2, P: 1},
+	{N: 3, C: 5, H: 13, W: 11, K: 97, R: 5, S: 3, P: 2},
+	{N: 2, C: 3, H: 37, W: 41, K: 96, R: 11, S: 4, P: 2},
+	{N: 1, C: 2, H: 9, W: 8, K: 7, R: 2, S: 5, P: 0},
+	{N: 2, C: 64, H: 14, W: 15, K: 130, R: 3, S: 1, P: 1},
+}
+
+func refused(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "over the step's limit") || strings.Contains(err.Error(), "needs at least 3 x 3") || strings.Contains(err.Error(), "a 3 x 3 max pool"))
+}
+
+// Every step (and the fused ones where the pool applies) on every shape: checked against the
+// float64 reference on a NaN-poisoned output, every output compared, or refused by its plan.
+func TestStepsOnAwkwardShapes(t *testing.T) {
+	env := labtest.Open(t)
+	for i, s := range gpuShapes {
+		p, err := NewProblem(env, s, uint64(100+i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range Steps {
+			res, l, err := p.Check(st, "")
+			switch {
+			case refused(err):
+				t.Logf("%s on %v: refused: %v", st.Name, s, err)
+			case err != nil:
+				t.Fatalf("%s on %v: %v", st.Name, s, err)
+			case !res.OK:
+				t.Errorf("%s on %v (%s, grid %v): %v", st.Name, s, l.Kernel, l.Config.Grid, res.Err())
+			default:
+				t.Logf("%s on %v: %v", st.Name, s, res)
+			}
+		}
+		p.Free()
+	}
+}
+
+// The article's layer and the deep layer, every step, on sampled outputs (skipped in -short mode,
+// which the sanitizer runs). It also prints each step's time for a first look.
+func TestStepsAtTheLessonShapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the full-size layers are slow under the sanitizer")
+	}
+	env := labtest.Open(t)
+	for _, s := range []Shape{AlexNet, Deep} {
+		p, err := NewProblem(env, s, 7, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range Steps {
+			if st.Fused && s != AlexNet {
+				continue
+			}
+			rec, err := p.Measure(st, "", "test", "")
+			if err != nil {
+				t.Errorf("%s on %v: %v", st.Name, s, err)
+				continue
+			}
+			t.Logf("%-22s %v: %.3f ms (%.1f TFLOP/s), rel L2 %.1e", st.Name, s.Short(), rec.MedianMS, rec.GFLOPs/1e3, rec.RelL2)
+		}
+		p.Free()
+	}
+}
+
+// Without its ReLU the atomicMax step is wrong (negative values break the integer order), and the
+// check says so; the tile-pooling step has no such dependence.
+func TestAtomicMaxNeedsReLU(t *testing.T) {
+	env := labtest.Open(t)
+	s := Shape{N: 2, C: 3, H: 37, W: 41, K: 96, R: 11, S: 4, P: 2}
+	p, err := NewProblem(env, s, 5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	res, _, err := p.Check(NoReLU, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK {
+		t.Errorf("the atomicMax step without ReLU passed its check: %v", res)
+	}
+	t.Logf("without ReLU: %v (%v)", res, res.Err())
+}
+
+// Every exercise's solution passes its check on the GPU and every untouched starter fails it.
+func TestExercisesOnTheGPU(t *testing.T) {
+	env := labtest.Open(t)
+	if testing.Short() {
+		exTimed = false
+		defer func() { exTimed = true }()
+	}
+	for _, x := range Exercises {
+		sol, err := x.Solution()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := x.Check(env, sol)
+		if err != nil || !r.Passed || !r.Ran {
+			t.Errorf("exercise %d solution: %+v %v", x.Number, r, err)
+		}
+		t.Logf("exercise %d solution: %s %v", x.Number, r.Reason, r.Checks)
+		r, err = x.Check(env, x.Starter)
+		if err != nil || r.Passed {
+			t.Errorf("exercise %d starter passed: %+v %v", x.Number, r, err)
+		}
+		t.Logf("exercise %d starter: %s", x.Number, r.Reason)
+	}
+}
+
+// The plans refuse what the steps cannot take, before any launch, naming the limit.
+func TestPlansRefuseOnTheGPU(t *testing.T) {
+	env := labtest.Open(t)
+	d := env.Session.Device
+	tooDeep := Shape{N: 1, C: 512, H: 8, W: 8, K: 8, R: 3, S: 1, P: 1}
+	for _, st := range Steps[2:] {
+		if _, err := st.PlanFor(tooDeep, d); err == nil || !strings.Contains(err.Error(), "4096") {
+			t.Errorf("%s on C*R*R = 4608: %v", st.Name, err)
+		}
+	}
+	wide := Shape{N: 1, C: 1, H: 200, W: 200, K: 1, R: 7, S: 8, P: 3}
+	if _, err := Steps[1].PlanFor(wide, d); err == nil || !strings.Contains(err.Error(), "shared memory") {
+		t.Errorf("step 2 on a 7x7 stride-8 layer: %v", err)
+	}
+}
+
+// The compile reports of every step at the article's layer: a look, not an assertion.
+func TestReports(t *testing.T) {
+	env := labtest.Open(t)
+	p, err := NewProblem(env, AlexNet, 9, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	for _, st := range Steps {
+		rep, err := p.Report(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-22s %d registers, %d B local, %d blocks/SM (%s), dynamic %d B", st.Name, rep.Registers, rep.LocalBytes, rep.BlocksPerSM, rep.Limiter, rep.DynamicShared)
+	}
+}
