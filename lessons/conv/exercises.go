@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	kc "github.com/cudalessons/cudalessons/kernels/conv"
@@ -215,46 +216,94 @@ func checkExercise2(env *lab.Env, code string) (lab.ExerciseResult, error) {
 			return r, nil
 		}
 	}
+	// The price of the sign: the reader's kernel against step 6's signed atomicMax (the starter, right
+	// only for values >= 0) on AlexNet's 96 planes of 55 x 55, inputs >= 0 where both are right.
+	ref, err := env.Build(compile.Source{Name: "ex2_signed_atomicmax.cu", Code: Starter2}, x.Kernel)
+	if err != nil {
+		return r, err
+	}
+	rk, err := ref.Kernel(x.Kernel)
+	if err != nil {
+		return r, err
+	}
+	job, err := newPoolJob(env, 96, 55, 55, 0, 1, 410)
+	if err != nil {
+		return r, err
+	}
+	defer job.free()
+	if r.Mine, err = env.Bench.Time(func() error { return job.launch(k) }); err != nil {
+		return r, err
+	}
+	if r.Ref, err = env.Bench.Time(func() error { return job.launch(rk) }); err != nil {
+		return r, err
+	}
+	r.RefName = "step 6's signed atomicMax (right for >= 0 only)"
 	r.Passed = true
 	r.Reason = "Correct for every sign: the pooled maxima match the float64 reference exactly."
 	return r, nil
 }
 
-// poolCheck runs an ex2-style kernel on nc planes of oh x ow values uniform in [lo, hi), the output
-// starting at -inf, and compares it with the float64 max pool (a max is exact: FP32Exact).
-func poolCheck(env *lab.Env, k *gpu.Kernel, nc, oh, ow int, lo, hi float64, seed uint64) (check.Result, error) {
-	s := Shape{N: 1, C: 1, H: oh, W: ow, K: nc, R: 1, S: 1, P: 0}
+// poolJob is an ex2-style max pool on the GPU: nc planes of oh x ow inputs uniform in [lo, hi),
+// the output starting at -inf, and the float64 max pool it must equal.
+type poolJob struct {
+	s          Shape
+	want       []float64
+	inB, outB  *gpu.Buffer[float32]
+	cfg        gpu.Config
+	nc, oh, ow int
+}
+
+func newPoolJob(env *lab.Env, nc, oh, ow int, lo, hi float64, seed uint64) (*poolJob, error) {
+	j := &poolJob{s: Shape{N: 1, C: 1, H: oh, W: ow, K: nc, R: 1, S: 1, P: 0}, nc: nc, oh: oh, ow: ow}
 	in := NewInputs(Shape{N: 1, C: 1, H: 1, W: nc * oh * ow, K: 1, R: 1, S: 1}, seed).X
 	y := make([]float64, len(in))
 	for i, v := range in {
 		in[i] = float32(lo + (float64(v)+1)/2*(hi-lo))
 		y[i] = float64(in[i])
 	}
-	ph, pw := s.PH(), s.PW()
-	want := MaxPool(s, y, false)
-	inB, err := gpu.Upload(env.Session, in)
-	if err != nil {
-		return check.Result{}, err
-	}
-	defer inB.Free()
-	init := make([]float32, nc*ph*pw)
+	j.want = MaxPool(j.s, y, false)
+	init := make([]float32, nc*j.s.PH()*j.s.PW())
 	for i := range init {
 		init[i] = float32(math.Inf(-1))
 	}
-	outB, err := gpu.Upload(env.Session, init)
+	var err error
+	if j.inB, err = gpu.Upload(env.Session, in); err != nil {
+		return nil, err
+	}
+	if j.outB, err = gpu.Upload(env.Session, init); err != nil {
+		j.inB.Free()
+		return nil, err
+	}
+	j.cfg = gridStride(env.Session.Device, len(in))
+	return j, nil
+}
+
+func (j *poolJob) launch(k *gpu.Kernel) error {
+	return k.Launch(j.cfg, j.inB, j.outB, int32(j.nc), int32(j.oh), int32(j.ow), int32(j.s.PH()), int32(j.s.PW()))
+}
+
+func (j *poolJob) free() {
+	j.inB.Free()
+	j.outB.Free()
+}
+
+// poolCheck runs an ex2-style kernel on nc planes of oh x ow values uniform in [lo, hi), the output
+// starting at -inf, and compares it with the float64 max pool (a max is exact: FP32Exact).
+func poolCheck(env *lab.Env, k *gpu.Kernel, nc, oh, ow int, lo, hi float64, seed uint64) (check.Result, error) {
+	j, err := newPoolJob(env, nc, oh, ow, lo, hi, seed)
 	if err != nil {
 		return check.Result{}, err
 	}
-	defer outB.Free()
-	if err := k.Launch(gridStride(env.Session.Device, len(in)), inB, outB, int32(nc), int32(oh), int32(ow), int32(ph), int32(pw)); err != nil {
+	defer j.free()
+	if err := j.launch(k); err != nil {
 		return check.Result{}, err
 	}
 	if err := env.Session.Synchronize(); err != nil {
 		return check.Result{}, err
 	}
-	got, err := outB.ToHost()
+	got, err := j.outB.ToHost()
 	if err != nil {
 		return check.Result{}, err
 	}
-	return check.Compare(check.Float64s(got), want, check.FP32Exact), nil
+	return check.Compare(check.Float64s(got), j.want, check.FP32Exact), nil
 }
