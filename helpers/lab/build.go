@@ -2,10 +2,12 @@ package lab
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // Program is a compiled source and, in the GPU mode, its loaded kernels.
@@ -97,4 +99,46 @@ func (p *Program) Report(kernel string, blockThreads, dynShared int) record.Kern
 	}
 	r.BlocksPerSM, r.Occupancy, r.Limiter = occ.BlocksPerSM, occ.Fraction, occ.Limiter
 	return r
+}
+
+// CompileNote says how p was compiled, for a line under a cell: NVRTC's version and the
+// architecture, compiled now (and how long it took) or taken from the PTX cache, and the PTX's size.
+func (p *Program) CompileNote() string {
+	c := p.Compiled
+	how := fmt.Sprintf("compiled in %v", c.Duration.Round(time.Millisecond))
+	if c.Cached {
+		how = "from the PTX cache"
+	}
+	return fmt.Sprintf("NVRTC %s for %s, %s, %d bytes of PTX", c.NVRTC, c.Arch, how, len(c.PTX))
+}
+
+// CompileFiles compiles the named files of a lesson's kernel folder (each with every set of
+// defines that defines returns for it; nil: once, without) and shows one line per build, so that a
+// reader sees at once that NVRTC works and that every step compiles. A compile error stops it,
+// with the compiler's log.
+func (e *Env) CompileFiles(dir compile.Files, files []string, defines func(file string) [][]string) error {
+	for _, f := range files {
+		src, err := dir.Source(f)
+		if err != nil {
+			return err
+		}
+		sets := [][]string{nil}
+		if defines != nil {
+			if d := defines(f); len(d) > 0 {
+				sets = d
+			}
+		}
+		for _, d := range sets {
+			prog, err := e.BuildWith(src, compile.Options{Defines: d})
+			if err != nil {
+				return err
+			}
+			name := f
+			if d != nil {
+				name = fmt.Sprintf("%s %v", f, d)
+			}
+			show.Note(show.Success, name+": "+prog.CompileNote())
+		}
+	}
+	return nil
 }

@@ -63,6 +63,14 @@ var noteColors = map[string][2]string{
 	Success: {"#ecfdf3", "#16a34a"},
 }
 
+// Outcome is the kind of note for a check: Success when ok, Failure otherwise.
+func Outcome(ok bool) string {
+	if ok {
+		return Success
+	}
+	return Failure
+}
+
 // Note displays a boxed message: Info, Warning, Failure or Success.
 func Note(kind, text string) {
 	c, ok := noteColors[kind]

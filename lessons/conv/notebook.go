@@ -17,13 +17,6 @@ import (
 
 // The notebook's cells call these: each shows one thing and keeps the cell a line long.
 
-func kindOf(ok bool) string {
-	if ok {
-		return show.Success
-	}
-	return show.Failure
-}
-
 // Intro shows the two layers (work, bytes, the im2col matrix the implicit GEMM never builds),
 // compiles every kernel file, and proves the float64 reference against an independent im2col
 // formulation and the pool reference on small awkward layers.
@@ -37,26 +30,14 @@ func Intro(env *lab.Env) error {
 	show.Table{Title: "The lesson's layers", Header: []string{"layer", "output", "taps C*R*R", "GFLOP", "minimum traffic", "im2col matrix (never built)", "FLOP per byte"},
 		Rows:    [][]string{row(AlexNet), row(Deep)},
 		Caption: "GEMM view: M = N*OH*OW output pixels, N = K filters, K = C*R*R taps. Both layers do far more arithmetic per byte than the GPU's balance point (about 20 FLOP per byte on an H100 for FP32): they are compute-bound, and the tensor cores are the lever."}.Display()
-	for _, f := range kc.Files() {
-		src, err := kc.Source(f)
-		if err != nil {
-			return err
-		}
-		prog, err := env.Build(src)
-		if err != nil {
-			return err
-		}
-		how := fmt.Sprintf("compiled in %v", prog.Compiled.Duration.Round(1e6))
-		if prog.Compiled.Cached {
-			how = "from the PTX cache"
-		}
-		show.Note(show.Success, fmt.Sprintf("%s: NVRTC %s for %s, %s", f, prog.Compiled.NVRTC, prog.Compiled.Arch, how))
+	if err := env.CompileFiles(kc.Kernels, kc.Files(), nil); err != nil {
+		return err
 	}
 	for i, s := range []Shape{{N: 2, C: 3, H: 7, W: 9, K: 5, R: 3, S: 2, P: 1}, {N: 1, C: 3, H: 23, W: 19, K: 4, R: 11, S: 4, P: 2}} {
 		in := NewInputs(s, uint64(i))
 		a, b := Conv(s, in), Im2colConv(s, in)
 		res := check.Compare(a, b, check.FP64)
-		show.Note(kindOf(res.OK), fmt.Sprintf("float64 reference (the definition's loops) against an explicit im2col matrix product, %v: %v", s.Short(), res))
+		show.Note(show.Outcome(res.OK), fmt.Sprintf("float64 reference (the definition's loops) against an explicit im2col matrix product, %v: %v", s.Short(), res))
 	}
 	for _, bad := range []Shape{{N: 1, C: 3, H: 5, W: 5, K: 4, R: 11, S: 1, P: 2}, {N: 1, C: 3, H: 8, W: 8, K: 4, R: 3, S: 0, P: 1}} {
 		_, err := Steps[0].PlanFor(bad, env.Receipt.Device)
@@ -215,7 +196,7 @@ func Walk(env *lab.Env, step string) error {
 				parts = append(parts, fmt.Sprintf("%s vs %s (%s)", show.Times(m/r.MedianMS), b, bench.FormatMS(m)))
 			}
 		}
-		show.Note(kindOf(r.Correct), strings.Join(parts, "; ")+". Launch: "+r.Note+". Device: "+r.Device+", "+r.Date+".")
+		show.Note(show.Outcome(r.Correct), strings.Join(parts, "; ")+". Launch: "+r.Note+". Device: "+r.Device+", "+r.Date+".")
 	}
 	return nil
 }
@@ -280,7 +261,7 @@ func NoReLUDemo(env *lab.Env) error {
 			if !res.OK {
 				msg += ": " + res.Err().Error()
 			}
-			show.Note(kindOf(res.OK == st.relu()), msg)
+			show.Note(show.Outcome(res.OK == st.relu()), msg)
 		}
 		p.Free()
 	}

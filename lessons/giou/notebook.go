@@ -45,36 +45,17 @@ func Intro(env *lab.Env) error {
 		t.Rows = append(t.Rows, []string{c[0], c[1]})
 	}
 	t.Display()
-	for _, f := range kg.Files() {
-		src, err := kg.Source(f)
-		if err != nil {
-			return err
-		}
-		prog, err := env.Build(src)
-		if err != nil {
-			return err
-		}
-		how := fmt.Sprintf("compiled in %v", prog.Compiled.Duration.Round(1e6))
-		if prog.Compiled.Cached {
-			how = "from the PTX cache"
-		}
-		show.Note(show.Success, fmt.Sprintf("%s: NVRTC %s for %s, %s", f, prog.Compiled.NVRTC, prog.Compiled.Arch, how))
+	if err := env.CompileFiles(kg.Kernels, kg.Files(), nil); err != nil {
+		return err
 	}
 	for i, gs := range GradCheckShapes {
 		res, err := GradCheckCPU(gs, uint64(30+i))
 		if err != nil {
 			return err
 		}
-		show.Note(kindOf(res.OK), fmt.Sprintf("float64 loss, %v: %v", gs, res))
+		show.Note(show.Outcome(res.OK), fmt.Sprintf("float64 loss, %v: %v", gs, res))
 	}
 	return nil
-}
-
-func kindOf(ok bool) string {
-	if ok {
-		return show.Success
-	}
-	return show.Failure
 }
 
 // Overview shows the lesson's run (measured on this GPU and kept, or the recorded one): the loss
@@ -88,7 +69,7 @@ func Overview(env *lab.Env) error {
 	ForwardTable(run).Display()
 	ArticleTable(run).Display()
 	for _, r := range run.Select(CaseCross) {
-		show.Note(kindOf(r.Correct), "Cross-check, "+r.Variant+": "+r.Note)
+		show.Note(show.Outcome(r.Correct), "Cross-check, "+r.Variant+": "+r.Note)
 	}
 	if r, ok := run.Find(string(KindForward), Eager, 0); ok && r.MedianMS <= 0 {
 		show.Note(show.Warning, "PyTorch columns: "+r.Note)
@@ -212,13 +193,13 @@ func Autograd(env *lab.Env) error {
 	if err != nil {
 		return err
 	}
-	show.Note(kindOf(cpu.OK), fmt.Sprintf("gradcheck of the float64 op on %v: %v", s, cpu))
+	show.Note(show.Outcome(cpu.OK), fmt.Sprintf("gradcheck of the float64 op on %v: %v", s, cpu))
 	if env.GPU() {
 		g, err := GradCheckGPU(env, s, 5)
 		if err != nil {
 			return err
 		}
-		show.Note(kindOf(g.OK), fmt.Sprintf("gradcheck of the GPU op on %v: %v", s, g))
+		show.Note(show.Outcome(g.OK), fmt.Sprintf("gradcheck of the GPU op on %v: %v", s, g))
 		for _, c := range []struct {
 			s   Shape
 			off int
@@ -227,7 +208,7 @@ func Autograd(env *lab.Env) error {
 			if err != nil {
 				return err
 			}
-			show.Note(kindOf(r.OK()), fmt.Sprintf("GPU op (pred offset %d floats): %v", c.off, r))
+			show.Note(show.Outcome(r.OK()), fmt.Sprintf("GPU op (pred offset %d floats): %v", c.off, r))
 		}
 	} else {
 		show.Note(show.Info, "The GPU op's checks need a GPU ("+env.Mode.String()+"); the recorded run's are below.")

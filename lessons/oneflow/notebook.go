@@ -1,7 +1,6 @@
 package oneflow
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
@@ -102,20 +101,8 @@ func ShowSource(file string) error {
 // CompileAll compiles every kernel file of the lesson for the env's architecture and shows a
 // line per file (and, on a GPU, loads them): the no-GPU mode's proof that the kernels are valid.
 func CompileAll(env *lab.Env) error {
-	for _, f := range ko.Files() {
-		src, err := ko.Source(f)
-		if err != nil {
-			return err
-		}
-		prog, err := env.Build(src)
-		if err != nil {
-			return show.Error(err)
-		}
-		how := fmt.Sprintf("compiled in %v", prog.Compiled.Duration.Round(1e6))
-		if prog.Compiled.Cached {
-			how = "from the PTX cache"
-		}
-		show.Note(show.Success, fmt.Sprintf("%s: NVRTC %s for %s, %s, %d bytes of PTX", f, prog.Compiled.NVRTC, prog.Compiled.Arch, how, len(prog.Compiled.PTX)))
+	if err := env.CompileFiles(ko.Kernels, ko.Files(), nil); err != nil {
+		return show.Error(err)
 	}
 	return nil
 }

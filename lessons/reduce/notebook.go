@@ -49,32 +49,16 @@ func ShowSource(file string) error {
 // CompileAll compiles every kernel file of the lesson for the env's architecture (the cluster
 // step at every cluster size), one line per file.
 func CompileAll(env *lab.Env) error {
-	for _, f := range kr.Files() {
-		src, err := kr.Source(f)
-		if err != nil {
-			return err
+	return env.CompileFiles(kr.Kernels, kr.Files(), func(f string) [][]string {
+		if f != "s5_cluster.cu" {
+			return nil
 		}
 		var defs [][]string
-		if f == "s5_cluster.cu" {
-			for c := 1; c <= MaxCluster; c *= 2 {
-				defs = append(defs, []string{fmt.Sprintf("CLUSTER=%d", c), fmt.Sprintf("VECS=%d", ClusterVecs)})
-			}
-		} else {
-			defs = [][]string{nil}
+		for c := 1; c <= MaxCluster; c *= 2 {
+			defs = append(defs, []string{fmt.Sprintf("CLUSTER=%d", c), fmt.Sprintf("VECS=%d", ClusterVecs)})
 		}
-		for _, d := range defs {
-			prog, err := env.BuildWith(src, compile.Options{Defines: d})
-			if err != nil {
-				return err
-			}
-			how := fmt.Sprintf("compiled in %v", prog.Compiled.Duration.Round(1e6))
-			if prog.Compiled.Cached {
-				how = "from the PTX cache"
-			}
-			show.Note(show.Success, fmt.Sprintf("%s %v: NVRTC %s for %s, %s, %d bytes of PTX", f, d, prog.Compiled.NVRTC, prog.Compiled.Arch, how, len(prog.Compiled.PTX)))
-		}
-	}
-	return nil
+		return defs
+	})
 }
 
 // SectionResults returns the lesson's run for a section's cell: on a GPU the run an earlier cell

@@ -313,7 +313,7 @@ func Autograd(env *lab.Env) error {
 	if err != nil {
 		return err
 	}
-	show.Note(kindOf(cpu.OK), fmt.Sprintf("gradcheck of the CPU float64 op through the training loss on %v: %v", small, cpu))
+	show.Note(show.Outcome(cpu.OK), fmt.Sprintf("gradcheck of the CPU float64 op through the training loss on %v: %v", small, cpu))
 	dp, err := DispatchFor(FP32)
 	if err != nil {
 		return err
@@ -352,14 +352,7 @@ func Autograd(env *lab.Env) error {
 				r.DK.OK = false
 			}
 		}
-		show.Note(kindOf(r.OK()), msg)
+		show.Note(show.Outcome(r.OK()), msg)
 	}
 	return nil
-}
-
-func kindOf(ok bool) string {
-	if ok {
-		return show.Success
-	}
-	return show.Failure
 }

@@ -33,36 +33,17 @@ func Intro(env *lab.Env) error {
 		{"points outside [-1, 1]", "clamped to the cell (the gradient of a clamped coordinate is 0); NaN propagates. The article's kernel extrapolates."},
 		{"N or F zero", "valid: an empty output, no launch. Mismatched shapes are refused before any launch."},
 	}}.Display()
-	for _, f := range kt.Files() {
-		src, err := kt.Source(f)
-		if err != nil {
-			return err
-		}
-		prog, err := env.Build(src)
-		if err != nil {
-			return err
-		}
-		how := fmt.Sprintf("compiled in %v", prog.Compiled.Duration.Round(1e6))
-		if prog.Compiled.Cached {
-			how = "from the PTX cache"
-		}
-		show.Note(show.Success, fmt.Sprintf("%s: NVRTC %s for %s, %s", f, prog.Compiled.NVRTC, prog.Compiled.Arch, how))
+	if err := env.CompileFiles(kt.Kernels, kt.Files(), nil); err != nil {
+		return err
 	}
 	for i, gs := range GradCheckShapes {
 		res, err := GradCheckCPU(gs, uint64(30+i))
 		if err != nil {
 			return err
 		}
-		show.Note(kindOf(res.OK), fmt.Sprintf("float64 op, %v: %v", gs, res))
+		show.Note(show.Outcome(res.OK), fmt.Sprintf("float64 op, %v: %v", gs, res))
 	}
 	return nil
-}
-
-func kindOf(ok bool) string {
-	if ok {
-		return show.Success
-	}
-	return show.Failure
 }
 
 func deviceName(env *lab.Env) string {
@@ -84,7 +65,7 @@ func Overview(env *lab.Env) error {
 	ForwardTable(run).Display()
 	ArticleTable(run).Display()
 	if x, ok := run.Find("crosscheck", Eager, 0); ok {
-		show.Note(kindOf(x.Correct), fmt.Sprintf("Cross-check: PyTorch's forward on our inputs (%s) against our float64 reference: rel L2 %.1e, max abs %.1e (%s tolerance).", x.Shape, x.RelL2, x.MaxAbs, x.Tol))
+		show.Note(show.Outcome(x.Correct), fmt.Sprintf("Cross-check: PyTorch's forward on our inputs (%s) against our float64 reference: rel L2 %.1e, max abs %.1e (%s tolerance).", x.Shape, x.RelL2, x.MaxAbs, x.Tol))
 	} else if r, ok := run.Find("forward", Eager, 0); ok && r.MedianMS <= 0 {
 		show.Note(show.Warning, "PyTorch columns: "+r.Note)
 	}
@@ -153,7 +134,7 @@ func Walk(env *lab.Env, step string) error {
 			}
 		}
 	}
-	show.Note(kindOf(r.Correct), strings.Join(parts, "; ")+". Launch: "+r.Note+". Device: "+r.Device+", "+r.Date+".")
+	show.Note(show.Outcome(r.Correct), strings.Join(parts, "; ")+". Launch: "+r.Note+". Device: "+r.Device+", "+r.Date+".")
 	return nil
 }
 
@@ -244,21 +225,21 @@ func Autograd(env *lab.Env) error {
 	if err != nil {
 		return err
 	}
-	show.Note(kindOf(cpu.OK), fmt.Sprintf("gradcheck of the float64 op on %v: %v", s, cpu))
+	show.Note(show.Outcome(cpu.OK), fmt.Sprintf("gradcheck of the float64 op on %v: %v", s, cpu))
 	if env.GPU() {
 		for _, gs := range []Shape{{N: 3, F: 5}, {N: 4, F: 8}} {
 			g, err := GradCheckGPU(env, gs, 5, 0)
 			if err != nil {
 				return err
 			}
-			show.Note(kindOf(g.OK), fmt.Sprintf("gradcheck of the GPU op on %v: %v", gs, g))
+			show.Note(show.Outcome(g.OK), fmt.Sprintf("gradcheck of the GPU op on %v: %v", gs, g))
 		}
 		for _, os := range []Shape{{N: 1000, F: 37}, {N: 0, F: 16}, ArticleShape} {
 			r, err := OpCheck(env, os, 9, -1.25, 1.25, 2048)
 			if err != nil {
 				return err
 			}
-			show.Note(kindOf(r.OK()), "GPU op, points in [-1.25, 1.25]: "+r.String())
+			show.Note(show.Outcome(r.OK()), "GPU op, points in [-1.25, 1.25]: "+r.String())
 		}
 	} else {
 		show.Note(show.Info, "The GPU op's checks need a GPU ("+env.Mode.String()+"); the recorded run's are below.")
