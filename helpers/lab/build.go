@@ -142,3 +142,13 @@ func (e *Env) CompileFiles(dir compile.Files, files []string, defines func(file 
 	}
 	return nil
 }
+
+// ShowSource displays one file of a lesson's kernel folder with line numbers.
+func ShowSource(dir compile.Files, file string) error {
+	src, err := dir.Source(file)
+	if err != nil {
+		return err
+	}
+	show.Source(src.Name, src.Code)
+	return nil
+}

@@ -67,14 +67,7 @@ func Overview(env *lab.Env) error {
 }
 
 // ShowSource shows one kernel file with line numbers.
-func ShowSource(file string) error {
-	src, err := kc.Source(file)
-	if err != nil {
-		return err
-	}
-	show.Source(src.Name, src.Code)
-	return nil
-}
+func ShowSource(file string) error { return lab.ShowSource(kc.Kernels, file) }
 
 // caseOf is the record case of a step at the article's layer.
 func caseOf(st Step) string {

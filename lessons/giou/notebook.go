@@ -145,14 +145,7 @@ func Try(env *lab.Env, step, code string) error {
 }
 
 // ShowSource shows one kernel file with line numbers.
-func ShowSource(file string) error {
-	src, err := kg.Source(file)
-	if err != nil {
-		return err
-	}
-	show.Source(src.Name, src.Code)
-	return nil
-}
+func ShowSource(file string) error { return lab.ShowSource(kg.Kernels, file) }
 
 // ShowTrain shows the forward+backward table and chart.
 func ShowTrain(env *lab.Env) error {

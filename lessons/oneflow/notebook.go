@@ -89,14 +89,7 @@ func ShowTargets(env *lab.Env, quick bool) error {
 }
 
 // ShowSource displays one of the lesson's kernel files with line numbers.
-func ShowSource(file string) error {
-	src, err := ko.Source(file)
-	if err != nil {
-		return err
-	}
-	show.Source(src.Name, src.Code)
-	return nil
-}
+func ShowSource(file string) error { return lab.ShowSource(ko.Kernels, file) }
 
 // CompileAll compiles every kernel file of the lesson for the env's architecture and shows a
 // line per file (and, on a GPU, loads them): the no-GPU mode's proof that the kernels are valid.

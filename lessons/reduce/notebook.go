@@ -37,14 +37,7 @@ func Intro(env *lab.Env) error {
 }
 
 // ShowSource displays one of the lesson's kernel files with line numbers.
-func ShowSource(file string) error {
-	src, err := kr.Source(file)
-	if err != nil {
-		return err
-	}
-	show.Source(src.Name, src.Code)
-	return nil
-}
+func ShowSource(file string) error { return lab.ShowSource(kr.Kernels, file) }
 
 // CompileAll compiles every kernel file of the lesson for the env's architecture (the cluster
 // step at every cluster size), one line per file.

@@ -73,14 +73,7 @@ func Overview(env *lab.Env) error {
 }
 
 // ShowSource shows one kernel file with line numbers.
-func ShowSource(file string) error {
-	src, err := kt.Source(file)
-	if err != nil {
-		return err
-	}
-	show.Source(src.Name, src.Code)
-	return nil
-}
+func ShowSource(file string) error { return lab.ShowSource(kt.Kernels, file) }
 
 // Walk shows a step: its source, its compile report at the article's shape, and its line of the run.
 func Walk(env *lab.Env, step string) error {
