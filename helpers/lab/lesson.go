@@ -143,3 +143,20 @@ func (e *Env) NoRecording(err error) error {
 	show.Note(show.Warning, fmt.Sprintf("No recorded results to show (%v). On a GPU this cell measures them.", err))
 	return nil
 }
+
+// ShowRun is a results cell: the tables made from the lesson's shown run (Shown: kept on this GPU,
+// measured now, or recorded), then the named figures (none when no name is given). Without a
+// recording it shows Shown's note and nothing else.
+func (e *Env) ShowRun(l Lesson, tables func(run *record.Run) []show.Table, figures ...string) error {
+	run, err := e.ShownOrNil(l)
+	if run == nil {
+		return err
+	}
+	for _, t := range tables(run) {
+		t.Display()
+	}
+	if len(figures) == 0 {
+		return nil
+	}
+	return l.ShowFigures(run, figures...)
+}

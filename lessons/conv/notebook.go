@@ -263,33 +263,23 @@ func NoReLUDemo(env *lab.Env) error {
 
 // ShowFused shows the fused layer's table and chart, and the demonstration.
 func ShowFused(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	FusedTable(run).Display()
-	DemoTable(run).Display()
-	return Lesson.ShowFigures(run, "05_fused_time")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{FusedTable(run), DemoTable(run)}
+	}, "05_fused_time")
 }
 
 // ShowDeep shows the deep layer's table and chart.
 func ShowDeep(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	ConvTable(run, CaseDeep).Display()
-	return Lesson.ShowFigures(run, "05_deep_time")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{ConvTable(run, CaseDeep)}
+	}, "05_deep_time")
 }
 
 // ShowSweep shows the batch sweep's table and chart.
 func ShowSweep(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	SweepTable(run).Display()
-	return Lesson.ShowFigures(run, "05_sweep")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{SweepTable(run)}
+	}, "05_sweep")
 }
 
 // ShowTrajectory shows the article's 14 rounds and the chart of them beside this ladder.

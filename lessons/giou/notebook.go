@@ -149,32 +149,23 @@ func ShowSource(file string) error { return lab.ShowSource(kg.Kernels, file) }
 
 // ShowTrain shows the forward+backward table and chart.
 func ShowTrain(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	TrainTable(run).Display()
-	return Lesson.ShowFigures(run, "06_train_time")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{TrainTable(run)}
+	}, "06_train_time")
 }
 
 // Transfer shows the targets' host-to-device copies, table and chart.
 func Transfer(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	TransferTable(run).Display()
-	return Lesson.ShowFigures(run, "06_h2d")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{TransferTable(run)}
+	}, "06_h2d")
 }
 
 // Sweep shows the time over the batch size, table and chart.
 func Sweep(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	SweepTable(run).Display()
-	return Lesson.ShowFigures(run, "06_sweep_b")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{SweepTable(run)}
+	}, "06_sweep_b")
 }
 
 // Autograd shows the autograd Functions at work: the float64 op's gradient check (either mode); in

@@ -293,13 +293,9 @@ func Banks(env *lab.Env) error {
 
 // Accuracy shows the split steps' error beside cuBLAS's and the variants.
 func Accuracy(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	AccuracyTable(run).Display()
-	VariantTable(run).Display()
-	return Lesson.ShowFigures(run, "03_error")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{AccuracyTable(run), VariantTable(run)}
+	}, "03_error")
 }
 
 // ShowKernelBench shows the KernelBench trials and fast_p.

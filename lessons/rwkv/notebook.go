@@ -199,12 +199,9 @@ func Walk(env *lab.Env, step string) error {
 
 // ShowBackward shows the backward table and chart of the run.
 func ShowBackward(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	BackwardTable(run).Display()
-	return Lesson.ShowFigures(run, "01_backward_time")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{BackwardTable(run)}
+	}, "01_backward_time")
 }
 
 // Charts shows the forward charts and the T sweep of the last run.

@@ -188,24 +188,16 @@ func Try(env *lab.Env, step, code string) error {
 
 // ShowBackward shows the gradients' and the training step's tables and chart.
 func ShowBackward(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	BackwardTable(run).Display()
-	TrainTable(run).Display()
-	return Lesson.ShowFigures(run, "07_backward_time")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{BackwardTable(run), TrainTable(run)}
+	}, "07_backward_time")
 }
 
 // Sweeps shows the N and F sweeps, tables and charts.
 func Sweeps(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	SweepTable(run, CaseSweepN).Display()
-	SweepTable(run, CaseSweepF).Display()
-	return Lesson.ShowFigures(run, "07_sweep_n", "07_sweep_f")
+	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
+		return []show.Table{SweepTable(run, CaseSweepN), SweepTable(run, CaseSweepF)}
+	}, "07_sweep_n", "07_sweep_f")
 }
 
 // Autograd shows the autograd Functions at work: the float64 op's gradient check (either mode);
