@@ -43,3 +43,19 @@ func TestPlainOutputOutsideNotebook(t *testing.T) {
 		}
 	}
 }
+
+func TestTargetsVerdicts(t *testing.T) {
+	tt := NewTargets("Targets")
+	tt.Add("a", "1 ms", true, true)
+	tt.Add("b", "2 ms", false, true)
+	tt.Add("c", "unavailable", true, false)
+	want := [][]string{{"a", "1 ms", "yes"}, {"b", "2 ms", "no"}, {"c", "unavailable", "not measured"}}
+	if len(tt.Rows) != len(want) {
+		t.Fatalf("rows %v", tt.Rows)
+	}
+	for i, w := range want {
+		if strings.Join(tt.Rows[i], "|") != strings.Join(w, "|") {
+			t.Errorf("row %d = %v, want %v", i, tt.Rows[i], w)
+		}
+	}
+}

@@ -198,3 +198,24 @@ func Reports(title string, reps []record.KernelReport) Table {
 	t.Caption = "Registers, spills and occupancy come from the driver after it JIT-compiles the PTX for the GPU; in the no-GPU mode only the static shared memory (read from the PTX) is known."
 	return t
 }
+
+// Targets is a lesson's closing table: each target, the figure the run measured, and whether it
+// was met: "yes", "no", or "not measured" when the run lacks the figures to judge it.
+type Targets struct{ Table }
+
+// NewTargets returns an empty targets table titled title.
+func NewTargets(title string) *Targets {
+	return &Targets{Table{Title: title, Header: []string{"target", "measured", "met"}}}
+}
+
+// Add adds one target with its measured figure; known says the run had the figures to judge it.
+func (t *Targets) Add(target, measured string, met, known bool) {
+	v := "no"
+	switch {
+	case !known:
+		v = "not measured"
+	case met:
+		v = "yes"
+	}
+	t.Rows = append(t.Rows, []string{target, measured, v})
+}

@@ -322,17 +322,8 @@ func TrajectoryTable() show.Table {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.Table{Title: "Targets (H100, AlexNet's first layer)", Header: []string{"target", "measured", "met"}}
-	add := func(name, measured string, met, known bool) {
-		v := "no"
-		switch {
-		case !known:
-			v = "not measured"
-		case met:
-			v = "yes"
-		}
-		t.Rows = append(t.Rows, []string{name, measured, v})
-	}
+	t := show.NewTargets("Targets (H100, AlexNet's first layer)")
+	add := t.Add
 	best := func(c string, ok func(record.Record) bool) record.Record {
 		var b record.Record
 		for _, r := range run.Select(c) {
@@ -356,7 +347,7 @@ func Targets(run *record.Run) show.Table {
 	add("fused conv+ReLU+pool faster than torch.compile", fmt.Sprintf("%s vs torch.compile %s: %s", show.MS(fu.MedianMS), show.MS(cp), show.Ratio(cp, fu.MedianMS)),
 		cp > 0 && fu.MedianMS > 0 && fu.MedianMS < cp, cp > 0 && fu.MedianMS > 0)
 	t.Caption = "From this run's medians. The fused steps use TF32 tensor cores (their error is in the fused table). Measured: " + run.Receipt.String()
-	return t
+	return t.Table
 }
 
 // Tables are the lesson's tables from a run.

@@ -349,17 +349,8 @@ func GradTable(run *record.Run) show.Table {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.Table{Title: "Targets (H100, the article's workload)", Header: []string{"target", "measured", "met"}}
-	add := func(name, measured string, met, known bool) {
-		v := "no"
-		switch {
-		case !known:
-			v = "not measured"
-		case met:
-			v = "yes"
-		}
-		t.Rows = append(t.Rows, []string{name, measured, v})
-	}
+	t := show.NewTargets("Targets (H100, the article's workload)")
+	add := t.Add
 	fw := string(KindForward)
 	f := best(run, fw)
 	ce, ee := run.Median(fw, Compiled), run.Median(fw, Eager)
@@ -381,7 +372,7 @@ func Targets(run *record.Run) show.Table {
 	rg, rp := run.Median(CaseH2D, Ragged), run.Median(CaseH2D, Padded)
 	add("ragged vs padded target copy measured (article: 28.8 vs 5.7 ms incl. images)", fmt.Sprintf("%s vs %s: padded %s faster", show.MS(rg), show.MS(rp), show.Ratio(rg, rp)), rg > 0 && rp > 0, rg > 0)
 	t.Caption = "Measured: " + run.Receipt.String()
-	return t
+	return t.Table
 }
 
 // best is the fastest correct float32 kernel record of a case.

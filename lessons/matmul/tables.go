@@ -206,17 +206,8 @@ func NonSquareTable(run *record.Run) show.Table {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.Table{Title: "Targets (H100, 4096^3)", Header: []string{"target", "measured", "met"}}
-	add := func(name, measured string, met, known bool) {
-		v := "no"
-		switch {
-		case !known:
-			v = "not measured"
-		case met:
-			v = "yes"
-		}
-		t.Rows = append(t.Rows, []string{name, measured, v})
-	}
+	t := show.NewTargets("Targets (H100, 4096^3)")
+	add := t.Add
 	f32, t32 := run.Median("matmul", TorchFP32), run.Median("matmul", TorchTF32)
 	var bestCore, bestTF32, bestAcc record.Record
 	cub, haveCub := crossOf(run, TorchFP32)
@@ -256,7 +247,7 @@ func Targets(run *record.Run) show.Table {
 		fmt.Sprintf("%s: %s vs cuBLAS TF32 %s = %s", bestTF32.Variant, show.MS(bestTF32.MedianMS), show.MS(t32), pctOf(t32, bestTF32.MedianMS)),
 		t32 > 0 && t32/bestTF32.MedianMS >= 0.7, t32 > 0 && bestTF32.MedianMS > 0)
 	t.Caption = "From this run's own medians and errors. Measured: " + run.Receipt.String()
-	return t
+	return t.Table
 }
 
 func pctOf(base, mine float64) string {

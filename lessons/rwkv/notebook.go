@@ -229,17 +229,8 @@ func Reports(env *lab.Env) error {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.Table{Title: "Targets (H100, article's shape)", Header: []string{"target", "measured", "met"}}
-	add := func(name, measured string, met bool, known bool) {
-		verdict := "no"
-		switch {
-		case !known:
-			verdict = "not measured"
-		case met:
-			verdict = "yes"
-		}
-		t.Rows = append(t.Rows, []string{name, measured, verdict})
-	}
+	t := show.NewTargets("Targets (H100, article's shape)")
+	add := t.Add
 	pt, ptb := run.Median("forward", Torch), run.Median("backward", Torch)
 	var best, tc record.Record
 	for _, r := range run.Select("forward") {
@@ -285,7 +276,7 @@ func Targets(run *record.Run) show.Table {
 	compiled("(beside the targets) best exact-FP32 forward faster than torch.compile", pc, best, "forward")
 	compiled("(beside the targets) best backward faster than torch.compile's backward", pcb, bb, "fwdbwd")
 	t.Caption = "Measured: " + run.Receipt.String()
-	return t
+	return t.Table
 }
 
 // ShowTargets displays the targets table of the last run.

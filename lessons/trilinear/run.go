@@ -398,17 +398,8 @@ func GradTable(run *record.Run) show.Table {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.Table{Title: "Targets (H100, the article's shape)", Header: []string{"target", "measured", "met"}}
-	add := func(name, measured string, met, known bool) {
-		v := "no"
-		switch {
-		case !known:
-			v = "not measured"
-		case met:
-			v = "yes"
-		}
-		t.Rows = append(t.Rows, []string{name, measured, v})
-	}
+	t := show.NewTargets("Targets (H100, the article's shape)")
+	add := t.Add
 	var best record.Record
 	for _, r := range run.Select("forward") {
 		if r.Kind == "kernel" && r.Correct && r.DType == "float32" && r.MedianMS > 0 && (best.MedianMS == 0 || r.MedianMS < best.MedianMS) {
@@ -433,7 +424,7 @@ func Targets(run *record.Run) show.Table {
 	add("points gradient correct to the gradient check", fmt.Sprintf("GPU op gradcheck on %d shapes (dfeats and dpoints, every element): %v; step 6 at the article's shape %s", n, map[bool]string{true: "pass", false: "FAIL"}[gpuOK], verdictOf(bp)),
 		gpuOK && bp.Correct, n > 0)
 	t.Caption = "Measured: " + run.Receipt.String()
-	return t
+	return t.Table
 }
 
 // Tables are the lesson's tables from a run.
