@@ -119,3 +119,14 @@ func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (
 	t.Caption = "Both kernels checked on NaN-poisoned outputs against the float64 reference, then timed by the suite's method in one process. Measured: " + receipt.String()
 	return t, faster
 }
+
+// RecordedAs is a Trial's Recorded for a step that a run records as one record: the record of
+// caseName and variant, when the run has it.
+func RecordedAs(caseName, variant string) func(run *record.Run) []record.Record {
+	return func(run *record.Run) []record.Record {
+		if r, ok := run.Find(caseName, variant, 0); ok {
+			return []record.Record{r}
+		}
+		return nil
+	}
+}

@@ -132,12 +132,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 			rec, err := big.Measure(st, code, caseOf(st), variant)
 			return []record.Record{rec}, err
 		},
-		Recorded: func(run *record.Run) []record.Record {
-			if r, ok := run.Find(caseOf(st), st.Name, 0); ok {
-				return []record.Record{r}
-			}
-			return nil
-		},
+		Recorded: lab.RecordedAs(caseOf(st), st.Name),
 		Close: func() {
 			for _, p := range []*Problem{big, small} {
 				if p != nil {

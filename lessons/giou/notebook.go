@@ -120,12 +120,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 			rec, err := p.Measure(st, code, variant)
 			return []record.Record{rec}, err
 		},
-		Recorded: func(run *record.Run) []record.Record {
-			if r, ok := run.Find(string(st.Kind), st.Name, 0); ok {
-				return []record.Record{r}
-			}
-			return nil
-		},
+		Recorded: lab.RecordedAs(string(st.Kind), st.Name),
 		Close: func() {
 			if p != nil {
 				p.Free()

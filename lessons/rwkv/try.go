@@ -45,7 +45,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 				rec, err := p.Measure(st.WithCode(code))
 				return []record.Record{edited(rec, code)}, err
 			},
-			Recorded: func(run *record.Run) []record.Record { return found(run.Find("backward", st.Name, 0)) },
+			Recorded: lab.RecordedAs("backward", st.Name),
 			Close:    func() { p.Free() },
 		}, nil
 	}
@@ -75,7 +75,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 			rec, err := p.Measure(st, code)
 			return []record.Record{edited(rec, code)}, err
 		},
-		Recorded: func(run *record.Run) []record.Record { return found(run.Find("forward", st.Name, 0)) },
+		Recorded: lab.RecordedAs("forward", st.Name),
 		Close:    func() { p.Free() },
 	}, nil
 }
@@ -95,11 +95,4 @@ func edited(rec record.Record, code string) record.Record {
 		rec.Variant += " (your edit)"
 	}
 	return rec
-}
-
-func found(r record.Record, ok bool) []record.Record {
-	if !ok {
-		return nil
-	}
-	return []record.Record{r}
 }

@@ -58,12 +58,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 			}
 			return []record.Record{rec}, err
 		},
-		Recorded: func(run *record.Run) []record.Record {
-			if r, ok := run.Find("add", s.Name, 0); ok {
-				return []record.Record{r}
-			}
-			return nil
-		},
+		Recorded: lab.RecordedAs("add", s.Name),
 		Close: func() {
 			if p != nil {
 				p.Free()
