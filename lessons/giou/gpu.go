@@ -7,7 +7,6 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
-	"github.com/cudalessons/cudalessons/helpers/half"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 )
@@ -69,38 +68,12 @@ func buf[T gpu.Elem](p *Problem, name string, n, off int, init []T) (*gpu.Buffer
 	return b, nil
 }
 
-// Round16 rounds float32 values to the 16-bit dtype's bits.
-func Round16(d DType, x []float32) []uint16 {
-	out := make([]uint16, len(x))
-	for i, v := range x {
-		if d == BF16 {
-			out[i] = uint16(half.BF16FromFloat32(v))
-		} else {
-			out[i] = uint16(half.FromFloat32(v))
-		}
-	}
-	return out
-}
-
-// Widen16 is the exact float64 value of 16-bit bits of dtype d.
-func Widen16(d DType, x []uint16) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		if d == BF16 {
-			out[i] = half.BF16(v).Float64()
-		} else {
-			out[i] = half.Half(v).Float64()
-		}
-	}
-	return out
-}
-
 // Inputs is the batch as the step of dtype d sees it, in float64: the 16-bit steps see the rounded boxes.
 func (bt *Batch) Inputs(d DType) (pred, target []float64) {
 	if d == F32 {
 		return widen(bt.Pred), widen(bt.Target)
 	}
-	return Widen16(d, Round16(d, bt.Pred)), Widen16(d, Round16(d, bt.Target))
+	return d.Widen16(d.Round16(bt.Pred)), d.Widen16(d.Round16(bt.Target))
 }
 
 // args returns the arguments of one kernel on this problem.
@@ -125,10 +98,10 @@ func (p *Problem) args(st Step, kernel string) ([]any, error) {
 		pred, target = get32("pred", 4*s.Slots(), p.Offset, bt.Pred), get32("target", 4*s.Slots(), p.Offset, bt.Target)
 	} else {
 		var pb, tb *gpu.Buffer[uint16]
-		if pb, err = buf(p, "pred"+string(st.DType), 4*s.Slots(), p.Offset, Round16(st.DType, bt.Pred)); err != nil {
+		if pb, err = buf(p, "pred"+string(st.DType), 4*s.Slots(), p.Offset, st.DType.Round16(bt.Pred)); err != nil {
 			return nil, err
 		}
-		if tb, err = buf(p, "target"+string(st.DType), 4*s.Slots(), p.Offset, Round16(st.DType, bt.Target)); err != nil {
+		if tb, err = buf(p, "target"+string(st.DType), 4*s.Slots(), p.Offset, st.DType.Round16(bt.Target)); err != nil {
 			return nil, err
 		}
 		pred, target = pb, tb

@@ -20,7 +20,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
-	"github.com/cudalessons/cudalessons/helpers/half"
+	"github.com/cudalessons/cudalessons/helpers/dtype"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
@@ -41,49 +41,14 @@ const (
 )
 
 // DType is an element type of the lesson.
-type DType string
+type DType = dtype.DType
 
-// The lesson's element types.
+// The lesson's storage types.
 const (
-	F32  DType = "float32"
-	F16  DType = "float16"
-	BF16 DType = "bfloat16"
+	F32  = dtype.F32
+	F16  = dtype.F16
+	BF16 = dtype.BF16
 )
-
-// Size is the element size in bytes.
-func (d DType) Size() int {
-	if d == F32 {
-		return 4
-	}
-	return 2
-}
-
-// Round returns v as the dtype stores it (round to nearest even).
-func (d DType) Round(v float32) float32 {
-	switch d {
-	case F16:
-		return half.FromFloat32(v).Float32()
-	case BF16:
-		return half.BF16FromFloat32(v).Float32()
-	}
-	return v
-}
-
-// bits16 is v (already representable) as the 16-bit pattern of a 16-bit dtype.
-func (d DType) bits16(v float32) uint16 {
-	if d == BF16 {
-		return uint16(half.BF16FromFloat32(v))
-	}
-	return uint16(half.FromFloat32(v))
-}
-
-// from16 is the value of a 16-bit pattern.
-func (d DType) from16(b uint16) float64 {
-	if d == BF16 {
-		return float64(half.BF16(b).Float32())
-	}
-	return half.Half(b).Float64()
-}
 
 // Uniform fills n values uniformly in [lo, hi) from a seeded generator, rounded to the dtype.
 func Uniform(d DType, n int, lo, hi float32, seed uint64) []float32 {

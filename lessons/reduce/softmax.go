@@ -238,7 +238,7 @@ func (t Tensor) upload(vals []float32) error {
 	}
 	b := make([]uint16, len(vals))
 	for i, v := range vals {
-		b[i] = t.DType.bits16(v)
+		b[i] = t.DType.Bits16(v)
 	}
 	return t.U16.CopyFromHost(b)
 }
@@ -272,7 +272,7 @@ func (t Tensor) read(off, n int) ([]float64, error) {
 		return nil, err
 	}
 	for i, x := range h {
-		out[i] = t.DType.from16(x)
+		out[i] = t.DType.Value16(x)
 	}
 	return out, nil
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
-	"github.com/cudalessons/cudalessons/helpers/half"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 )
@@ -98,32 +97,6 @@ func (p *Problem) buf16(name string, n int, init []uint16) (*gpu.Buffer[uint16],
 	return b, nil
 }
 
-// Round16 rounds float32 values to the 16-bit dtype's bits.
-func Round16(d DType, x []float32) []uint16 {
-	out := make([]uint16, len(x))
-	for i, v := range x {
-		if d == BF16 {
-			out[i] = uint16(half.BF16FromFloat32(v))
-		} else {
-			out[i] = uint16(half.FromFloat32(v))
-		}
-	}
-	return out
-}
-
-// Widen16 is the exact float64 value of 16-bit bits of dtype d.
-func Widen16(d DType, x []uint16) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		if d == BF16 {
-			out[i] = half.BF16(v).Float64()
-		} else {
-			out[i] = half.Half(v).Float64()
-		}
-	}
-	return out
-}
-
 // args returns the kernel arguments of a step's kind, and the outputs it writes (to poison).
 func (p *Problem) args(st Step) (args []any, outs []string, err error) {
 	s := p.Shape
@@ -141,7 +114,7 @@ func (p *Problem) args(st Step) (args []any, outs []string, err error) {
 	case KindForward:
 		if st.DType != F32 {
 			var f, o *gpu.Buffer[uint16]
-			if f, err = p.buf16("feats"+string(st.DType), s.FeatsLen(), Round16(st.DType, p.In.Feats)); err != nil {
+			if f, err = p.buf16("feats"+string(st.DType), s.FeatsLen(), st.DType.Round16(p.In.Feats)); err != nil {
 				return nil, nil, err
 			}
 			if o, err = p.buf16("out"+string(st.DType), s.OutLen(), nil); err != nil {
@@ -295,7 +268,7 @@ func (p *Problem) subInputs(d DType) (s Shape, feats, points, g, target []float6
 	for _, n := range rows {
 		part := p.In.Feats[n*8*F : (n+1)*8*F]
 		if d != F32 {
-			feats = append(feats, Widen16(d, Round16(d, part))...)
+			feats = append(feats, d.Widen16(d.Round16(part))...)
 		} else {
 			feats = append(feats, widen(part)...)
 		}
@@ -325,7 +298,7 @@ func (p *Problem) read(name string, d DType) ([]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Widen16(d, h), nil
+		return d.Widen16(h), nil
 	}
 	b, ok := p.f32[name]
 	if !ok {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/dtype"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
 )
@@ -27,22 +28,14 @@ const (
 )
 
 // DType is the storage type of feats and out (the points and the arithmetic are always float32).
-type DType string
+type DType = dtype.DType
 
 // The lesson's storage types.
 const (
-	F32  DType = "float32"
-	F16  DType = "float16"
-	BF16 DType = "bfloat16"
+	F32  = dtype.F32
+	F16  = dtype.F16
+	BF16 = dtype.BF16
 )
-
-// Size is the element size in bytes.
-func (d DType) Size() int {
-	if d == F32 {
-		return 4
-	}
-	return 2
-}
 
 // Block is the threads per block of every kernel of the lesson.
 const Block = 256
