@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 
@@ -159,4 +160,20 @@ func (e *Env) ShowRun(l Lesson, tables func(run *record.Run) []show.Table, figur
 		return nil
 	}
 	return l.ShowFigures(run, figures...)
+}
+
+// StepNamed finds among a lesson's steps, in order, the first called name or whose name is name
+// and a space and more (a step's number: "3" finds "3 implicit GEMM"). The error names the lesson
+// and lists the steps.
+func StepNamed[S any](lesson string, steps []S, nameOf func(S) string, name string) (S, error) {
+	var names []string
+	for _, st := range steps {
+		n := nameOf(st)
+		if n == name || strings.HasPrefix(n, name+" ") {
+			return st, nil
+		}
+		names = append(names, n)
+	}
+	var none S
+	return none, fmt.Errorf("%s: no step %q (steps: %q)", lesson, name, names)
 }

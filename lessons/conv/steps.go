@@ -6,6 +6,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	kc "github.com/cudalessons/cudalessons/kernels/conv"
 )
 
@@ -210,16 +211,7 @@ func StepByName(name string) (Step, error) {
 	if name == NoReLU.Name {
 		return NoReLU, nil
 	}
-	for _, st := range Steps {
-		if st.Name == name || (len(name) < len(st.Name) && st.Name[:len(name)+1] == name+" ") {
-			return st, nil
-		}
-	}
-	var names []string
-	for _, st := range Steps {
-		names = append(names, st.Name)
-	}
-	return Step{}, fmt.Errorf("conv: no step %q (steps: %q)", name, names)
+	return lab.StepNamed("conv", Steps, func(st Step) string { return st.Name }, name)
 }
 
 // MustStep is StepByName for the lesson's own names; it panics on a name that is not a step.

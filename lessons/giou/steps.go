@@ -7,6 +7,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/dtype"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	kg "github.com/cudalessons/cudalessons/kernels/giou"
 )
 
@@ -181,16 +182,7 @@ func halfStep(name string, dt DType, kernel string) Step {
 
 // StepByName finds a step by its name or its number ("3"; "4" is the half step).
 func StepByName(name string) (Step, error) {
-	for _, st := range Steps {
-		if st.Name == name || (len(name) < len(st.Name) && st.Name[:len(name)+1] == name+" ") {
-			return st, nil
-		}
-	}
-	var names []string
-	for _, st := range Steps {
-		names = append(names, st.Name)
-	}
-	return Step{}, fmt.Errorf("giou: no step %q (steps: %q)", name, names)
+	return lab.StepNamed("giou", Steps, func(st Step) string { return st.Name }, name)
 }
 
 func mustStep(name string) Step {

@@ -8,6 +8,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/dtype"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
 )
 
@@ -174,16 +175,7 @@ func halfStep(name string, dt DType, tol check.Tolerance, kernel string) Step {
 
 // StepByName finds a step by its name or its number ("3").
 func StepByName(name string) (Step, error) {
-	for _, st := range Steps {
-		if st.Name == name || (len(name) < len(st.Name) && st.Name[:len(name)+1] == name+" ") {
-			return st, nil
-		}
-	}
-	var names []string
-	for _, st := range Steps {
-		names = append(names, st.Name)
-	}
-	return Step{}, fmt.Errorf("trilinear: no step %q (steps: %q)", name, names)
+	return lab.StepNamed("trilinear", Steps, func(st Step) string { return st.Name }, name)
 }
 
 // PlanFor validates the shape and returns the step's launch for it.
