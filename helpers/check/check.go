@@ -5,6 +5,17 @@
 // Abs + Rel*|want| of the reference (the allclose rule). Both the norm and the element rule are
 // needed: a norm alone lets a few wrong elements hide among millions, and an element rule alone with
 // a loose absolute tolerance passes an all-zero output for tiny values (KernelBench's softmax lesson).
+//
+// Tiny and zero references. A relative error means nothing where the reference is (nearly) zero: a
+// correct float32 kernel still carries the rounding of the terms it combined, which does not shrink
+// when they cancel. A tolerance judges such elements by its Floor, an absolute error derived from the
+// magnitudes of the computation (the unit roundoff of the format, how many terms are combined and
+// their size: see SumFloor), never chosen to let a kernel pass. With a Floor sigma > 0 an element may
+// be 10 sigma + Rel*|want| off, and the L2 rule becomes ||got-want|| <= RelL2*||want|| + 3 sigma
+// sqrt(N): the error's RMS may reach three standard deviations of the rounding model whatever the
+// reference. A tolerance without a Floor judges only relatively (and by Abs), as before. An all-zero
+// output still fails wherever the reference's RMS is above 3 sigma: a Floor must stay far below the
+// outputs' typical size, which the lessons' tests check on their zeros demonstrations.
 package check
 
 import (
@@ -18,7 +29,36 @@ type Tolerance struct {
 	RelL2 float64 `json:"rel_l2"`
 	Rel   float64 `json:"rel"`
 	Abs   float64 `json:"abs"`
+	// Floor is one standard deviation of the absolute rounding error any element may carry whatever
+	// its reference (0: none; see the package doc and SumFloor).
+	Floor float64 `json:"floor,omitempty"`
 	Why   string  `json:"why"`
+}
+
+// SumFloor is one standard deviation of the rounding error of a float sum of n terms of RMS size
+// term, in a format of unit roundoff u (float32: 2^-24), for terms of both signs: the k-th addition
+// errs by up to u times the partial sum, whose RMS is about sqrt(k) term, so the errors add up to
+// u * term * sqrt(sum k / 3) = u * term * n / sqrt(6). That is the sequential order, the longest chain
+// a kernel can take (a tree is shorter); the model is lesson 03's for K-term dot products.
+func SumFloor(u float64, n int, term float64) float64 {
+	return u * term * float64(max(n, 1)) / math.Sqrt(6)
+}
+
+// U32 is float32's unit roundoff, 2^-24.
+const U32 = 0x1p-24
+
+// WithFloor is t with the absolute floor sigma (one standard deviation of the rounding error, from
+// SumFloor or an equal derivation) for tiny or zero references; how it was derived goes into Name
+// and Why. Abs is raised to 10 sigma where that is larger.
+func (t Tolerance) WithFloor(sigma float64, how string) Tolerance {
+	if sigma <= 0 {
+		return t
+	}
+	t.Floor = sigma
+	t.Abs = math.Max(t.Abs, 10*sigma)
+	t.Name += fmt.Sprintf(" + floor %.1e", sigma)
+	t.Why += fmt.Sprintf("; tiny or zero references judged by an absolute floor sigma = %.2g (%s): each element within 10 sigma, the RMS error within 3 sigma", sigma, how)
+	return t
 }
 
 // The tolerances of the suite, one per precision. They are bounds on rounding error, never widened
@@ -65,6 +105,7 @@ var (
 type Result struct {
 	N         int       `json:"n"`
 	RelL2     float64   `json:"rel_l2"`
+	RMS       float64   `json:"rms,omitempty"` // RMS of the finite errors, judged against 3 Floor when the tolerance has one
 	MaxAbs    float64   `json:"max_abs"`
 	NonFinite int       `json:"non_finite"` // NaN or Inf where the reference is finite: unwritten or overflowed elements
 	Bad       int       `json:"bad"`        // elements outside Abs + Rel*|want|
@@ -113,7 +154,12 @@ func Compare(got, want []float64, tol Tolerance) Result {
 	case num > 0:
 		r.RelL2 = math.Inf(1)
 	}
-	r.OK = r.NonFinite == 0 && r.Bad == 0 && r.RelL2 <= tol.RelL2
+	normOK := r.RelL2 <= tol.RelL2
+	if tol.Floor > 0 && len(want) > 0 {
+		r.RMS = math.Sqrt(num / float64(len(want)))
+		normOK = math.Sqrt(num) <= tol.RelL2*math.Sqrt(den)+3*tol.Floor*math.Sqrt(float64(len(want)))
+	}
+	r.OK = r.NonFinite == 0 && r.Bad == 0 && normOK
 	return r
 }
 
@@ -124,10 +170,13 @@ func (r Result) Err() error {
 	}
 	switch {
 	case r.NonFinite > 0:
-		return fmt.Errorf("%d of %d elements are NaN or Inf (first at %d): unwritten outputs stay NaN-poisoned", r.NonFinite, r.N, r.FirstBad)
+		return fmt.Errorf("%d of %d elements are NaN or Inf (first at %d): an unwritten output stays NaN-poisoned, or the kernel computed a non-finite value", r.NonFinite, r.N, r.FirstBad)
 	case r.Bad > 0:
 		return fmt.Errorf("%d of %d elements outside %s tolerance (abs %.1e + rel %.1e), first at %d; max abs error %.3g, rel L2 %.3g",
 			r.Bad, r.N, r.Tol.Name, r.Tol.Abs, r.Tol.Rel, r.FirstBad, r.MaxAbs, r.RelL2)
+	}
+	if r.Tol.Floor > 0 {
+		return fmt.Errorf("relative L2 error %.3g and RMS error %.3g: over the %s bound (rel L2 %.1e + an RMS of 3 x floor %.1e)", r.RelL2, r.RMS, r.Tol.Name, r.Tol.RelL2, r.Tol.Floor)
 	}
 	return fmt.Errorf("relative L2 error %.3g over the %s bound %.1e", r.RelL2, r.Tol.Name, r.Tol.RelL2)
 }
@@ -137,6 +186,9 @@ func (r Result) String() string {
 	verdict := "PASS"
 	if !r.OK {
 		verdict = "FAIL"
+	}
+	if r.Tol.Floor > 0 {
+		return fmt.Sprintf("%s  rel L2 %.2e  RMS %.2e  max abs %.2e  (%s: rel L2 <= %.0e + RMS 3 x %.1e)", verdict, r.RelL2, r.RMS, r.MaxAbs, r.Tol.Name, r.Tol.RelL2, r.Tol.Floor)
 	}
 	return fmt.Sprintf("%s  rel L2 %.2e  max abs %.2e  (%s: rel L2 <= %.0e)", verdict, r.RelL2, r.MaxAbs, r.Tol.Name, r.Tol.RelL2)
 }

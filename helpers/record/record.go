@@ -66,7 +66,11 @@ type Record struct {
 	GBps     float64 `json:"gbps"`
 	PctBW    float64 `json:"pct_peak_bw"`
 	GFLOPs   float64 `json:"gflops"`
-	PctFLOPs float64 `json:"pct_peak_flops"`
+	PctFLOPs float64 `json:"pct_peak_flops"` // of the peak PeakOf names (Receipt.PeakFor the dtype)
+	// PeakOf names the peak PctFLOPs is a share of: "FP32 peak", "TF32 tensor peak (datasheet)".
+	// Receipts written before it have none, and their PctFLOPs is of the FP32 peak for every dtype:
+	// shown, a share is recomputed from GFLOPs by Receipt.FLOPShare, whichever the receipt's age.
+	PeakOf string `json:"pct_peak_flops_of,omitempty"`
 
 	RelL2   float64 `json:"rel_l2"`
 	MaxAbs  float64 `json:"max_abs"`
@@ -161,9 +165,14 @@ func (r *Run) Merge(src *Run) {
 	}
 }
 
-// Save writes the run as indented JSON.
+// Save writes the run as indented JSON, non-finite numbers as Record.Finite writes them.
 func (r *Run) Save(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	out := *r
+	out.Records = make([]Record, len(r.Records))
+	for i, rec := range r.Records {
+		out.Records[i] = rec.Finite()
+	}
+	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return err
 	}

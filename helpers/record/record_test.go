@@ -1,6 +1,7 @@
 package record
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,5 +53,32 @@ func TestReceiptNamesHeadersNVRTCAndArch(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("receipt %q lacks %q", s, want)
 		}
+	}
+}
+
+// A record of a failed check whose error is NaN or Inf saves (JSON has neither) and loads back
+// as a failure with the largest float64 as its error; a finite record round-trips exactly.
+func TestNonFiniteRecordsSave(t *testing.T) {
+	run := &Run{Lesson: "x"}
+	run.Add(Record{Case: "stability", Variant: "2 partial sums (article)", Kind: "kernel", MedianMS: 0.34, GBps: 1679.6, RelL2: math.NaN(), Correct: false})
+	run.Add(Record{Case: "c", Variant: "v", Kind: "kernel", MedianMS: 1.5, RelL2: 2e-7, MaxAbs: math.Inf(1), Correct: true, GFLOPs: math.NaN()})
+	run.Add(Record{Case: "c", Variant: "w", Kind: "kernel", MedianMS: 2, RelL2: 3e-7, MaxAbs: 1e-6, Correct: true})
+	path := filepath.Join(t.TempDir(), "x.json")
+	if err := run.Save(path); err != nil {
+		t.Fatalf("saving a record with a NaN error: %v", err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := back.Records[0], back.Records[1], back.Records[2]
+	if a.RelL2 != math.MaxFloat64 || a.Correct || a.MedianMS != 0.34 || a.GBps != 1679.6 || a.Variant != "2 partial sums (article)" {
+		t.Errorf("the NaN record came back as %+v", a)
+	}
+	if b.MaxAbs != math.MaxFloat64 || b.RelL2 != 2e-7 || b.GFLOPs != 0 || !b.Correct {
+		t.Errorf("the Inf record came back as %+v", b)
+	}
+	if c != run.Records[2] {
+		t.Errorf("a finite record changed: %+v vs %+v", c, run.Records[2])
 	}
 }

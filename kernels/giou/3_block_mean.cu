@@ -20,23 +20,46 @@
 // partial (2 x grid words: the sums, then the counts), done (one uint, zero before the first launch;
 // the kernel leaves it zero). Limits: B < 2^31; giou_mean_f32 needs pred and target 16-byte aligned
 // (the host checks and falls back to giou_mean_f32_any, scalar loads); counts are clamped to [0, M].
+// Huge boxes: where a pair's largest width or height passes 2^16 the GIoU is computed in a frame
+// scaled by a power of two (frame_scale), where no area, and no product of areas, overflows float32:
+// every box with finite coordinates (|x| < 1.7e38) gets a finite loss and gradient. Below 2^16
+// s = 1 and the arithmetic is the same.
 #define EPS 1e-5f
 
 struct Box {
     float x1, y1, x2, y2;
 };
 
+// frame_scale is 1 when m, the largest width or height of a pair of boxes (the enclosure's, or an
+// inverted box's own), is at most 2^16, as for every image of ordinary size; past that it is the
+// power of two that brings m under 2^16. GIoU is a ratio of areas, so it is the same in a frame
+// scaled by s (exactly: s is a power of two) with the clamp eps scaled by s^2, and its gradient
+// is s times the scaled frame's. Unscaled, a box at 1e20 has an area of 1e40, over float32's
+// 3.4e38: Inf / Inf gave a NaN loss for a finite box (issue 23). Coordinates must keep their
+// differences finite (|x| < 1.7e38).
+__device__ __forceinline__ float frame_scale(float m) {
+    if (!(m > 65536.f) || isinf(m)) return 1.f;
+    int e;
+    frexpf(m, &e); // m = f 2^e, f in [0.5, 1)
+    return ldexpf(1.f, 16 - e);
+}
+
+// giou of (p, t) in the frame scaled by frame_scale (the same as unscaled below 2^16).
 __device__ __forceinline__ float giou(Box p, Box t) {
-    const float a1 = (p.x2 - p.x1) * (p.y2 - p.y1);
-    const float a2 = (t.x2 - t.x1) * (t.y2 - t.y1);
-    const float iw = fmaxf(fminf(p.x2, t.x2) - fmaxf(p.x1, t.x1), 0.f);
-    const float ih = fmaxf(fminf(p.y2, t.y2) - fmaxf(p.y1, t.y1), 0.f);
+    float aw = p.x2 - p.x1, ah = p.y2 - p.y1, tw = t.x2 - t.x1, th = t.y2 - t.y1;
+    float iw = fmaxf(fminf(p.x2, t.x2) - fmaxf(p.x1, t.x1), 0.f);
+    float ih = fmaxf(fminf(p.y2, t.y2) - fmaxf(p.y1, t.y1), 0.f);
+    float ew = fmaxf(fmaxf(p.x2, t.x2) - fminf(p.x1, t.x1), 0.f);
+    float eh = fmaxf(fmaxf(p.y2, t.y2) - fminf(p.y1, t.y1), 0.f);
+    const float s = frame_scale(fmaxf(fmaxf(fmaxf(fabsf(aw), fabsf(ah)), fmaxf(fabsf(tw), fabsf(th))), fmaxf(ew, eh)));
+    const float eps = fmaxf(EPS * s * s, 1e-38f); // EPS when s = 1
+    aw *= s, ah *= s, tw *= s, th *= s, iw *= s, ih *= s, ew *= s, eh *= s;
+    const float a1 = aw * ah;
+    const float a2 = tw * th;
     const float inter = iw * ih;
     const float uni = a1 + a2 - inter;
-    const float ew = fmaxf(fmaxf(p.x2, t.x2) - fminf(p.x1, t.x1), 0.f);
-    const float eh = fmaxf(fmaxf(p.y2, t.y2) - fminf(p.y1, t.y1), 0.f);
     const float enc = ew * eh;
-    return inter / fmaxf(uni, EPS) - (enc - uni) / fmaxf(enc, EPS);
+    return inter / fmaxf(uni, eps) - (enc - uni) / fmaxf(enc, eps);
 }
 
 template <bool VEC>

@@ -3,7 +3,7 @@
 // The article casts pred (bfloat16 under autocast) and targets to float32 before its kernel: two more
 // kernels, each reading and writing the whole padded batch. Here the kernel takes 16-bit boxes and
 // widens them in registers: a box is 8 bytes, one uint2 load seen as two __half2 / __nv_bfloat162
-// pairs, converted with __half22float2 / __bfloat1622float2; the arithmetic and the loss stay float32.
+// pairs, converted with __half22float2 / two __bfloat162float; the arithmetic and the loss stay float32.
 // Everything else is step 3: one block per image, valid boxes only, block sum, last-block mean.
 //
 // Rounding: a coordinate near 200 keeps 0.125 (half) or 1.0 (bfloat16) of resolution, so a narrow
@@ -15,27 +15,51 @@
 // (the host checks and falls back to the _any kernels, four 2-byte loads per box).
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+// Huge boxes: where a pair's largest width or height passes 2^16 the GIoU is computed in a frame
+// scaled by a power of two (frame_scale), where no area, and no product of areas, overflows float32:
+// every box with finite coordinates (|x| < 1.7e38) gets a finite loss and gradient. Below 2^16
+// s = 1 and the arithmetic is the same.
 #define EPS 1e-5f
 
 struct Box {
     float x1, y1, x2, y2;
 };
 
+// frame_scale is 1 when m, the largest width or height of a pair of boxes (the enclosure's, or an
+// inverted box's own), is at most 2^16, as for every image of ordinary size; past that it is the
+// power of two that brings m under 2^16. GIoU is a ratio of areas, so it is the same in a frame
+// scaled by s (exactly: s is a power of two) with the clamp eps scaled by s^2, and its gradient
+// is s times the scaled frame's. Unscaled, a box at 1e20 has an area of 1e40, over float32's
+// 3.4e38: Inf / Inf gave a NaN loss for a finite box (issue 23). Coordinates must keep their
+// differences finite (|x| < 1.7e38).
+__device__ __forceinline__ float frame_scale(float m) {
+    if (!(m > 65536.f) || isinf(m)) return 1.f;
+    int e;
+    frexpf(m, &e); // m = f 2^e, f in [0.5, 1)
+    return ldexpf(1.f, 16 - e);
+}
+
+// giou of (p, t) in the frame scaled by frame_scale (the same as unscaled below 2^16).
 __device__ __forceinline__ float giou(Box p, Box t) {
-    const float a1 = (p.x2 - p.x1) * (p.y2 - p.y1);
-    const float a2 = (t.x2 - t.x1) * (t.y2 - t.y1);
-    const float iw = fmaxf(fminf(p.x2, t.x2) - fmaxf(p.x1, t.x1), 0.f);
-    const float ih = fmaxf(fminf(p.y2, t.y2) - fmaxf(p.y1, t.y1), 0.f);
+    float aw = p.x2 - p.x1, ah = p.y2 - p.y1, tw = t.x2 - t.x1, th = t.y2 - t.y1;
+    float iw = fmaxf(fminf(p.x2, t.x2) - fmaxf(p.x1, t.x1), 0.f);
+    float ih = fmaxf(fminf(p.y2, t.y2) - fmaxf(p.y1, t.y1), 0.f);
+    float ew = fmaxf(fmaxf(p.x2, t.x2) - fminf(p.x1, t.x1), 0.f);
+    float eh = fmaxf(fmaxf(p.y2, t.y2) - fminf(p.y1, t.y1), 0.f);
+    const float s = frame_scale(fmaxf(fmaxf(fmaxf(fabsf(aw), fabsf(ah)), fmaxf(fabsf(tw), fabsf(th))), fmaxf(ew, eh)));
+    const float eps = fmaxf(EPS * s * s, 1e-38f); // EPS when s = 1
+    aw *= s, ah *= s, tw *= s, th *= s, iw *= s, ih *= s, ew *= s, eh *= s;
+    const float a1 = aw * ah;
+    const float a2 = tw * th;
     const float inter = iw * ih;
     const float uni = a1 + a2 - inter;
-    const float ew = fmaxf(fmaxf(p.x2, t.x2) - fminf(p.x1, t.x1), 0.f);
-    const float eh = fmaxf(fmaxf(p.y2, t.y2) - fminf(p.y1, t.y1), 0.f);
     const float enc = ew * eh;
-    return inter / fmaxf(uni, EPS) - (enc - uni) / fmaxf(enc, EPS);
+    return inter / fmaxf(uni, eps) - (enc - uni) / fmaxf(enc, eps);
 }
 
 __device__ __forceinline__ float2 widen2(__half2 h) { return __half22float2(h); }
-__device__ __forceinline__ float2 widen2(__nv_bfloat162 h) { return __bfloat1622float2(h); }
+// Each half widened on its own: __bfloat1622float2 is not declared below sm_80 (CUDA 11.8), __bfloat162float is.
+__device__ __forceinline__ float2 widen2(__nv_bfloat162 h) { return make_float2(__bfloat162float(h.x), __bfloat162float(h.y)); }
 __device__ __forceinline__ float widen1(__half h) { return __half2float(h); }
 __device__ __forceinline__ float widen1(__nv_bfloat16 h) { return __bfloat162float(h); }
 

@@ -13,6 +13,10 @@
 // giou_warp_f32 is step 3's loss, giou_warp_train_f32 step 5's loss and gradient (padded slots get
 // a zero gradient; inv_total = 1/max(N, 1) from the host). Limits: the vector kernels need 16-byte
 // aligned pred, target (and dpred); the _any kernels take any alignment.
+// Huge boxes: where a pair's largest width or height passes 2^16 the GIoU is computed in a frame
+// scaled by a power of two (frame_scale), where no area, and no product of areas, overflows float32:
+// every box with finite coordinates (|x| < 1.7e38) gets a finite loss and gradient. Below 2^16
+// s = 1; only the order of two divisions changed (I/Uc/Uc for I/Uc^2, which underflows when scaled).
 #define EPS 1e-5f
 
 struct Box {
@@ -20,33 +24,58 @@ struct Box {
 };
 
 // GIoU of (p, t) and its gradient with respect to p.
+// frame_scale is 1 when m, the largest width or height of a pair of boxes (the enclosure's, or an
+// inverted box's own), is at most 2^16, as for every image of ordinary size; past that it is the
+// power of two that brings m under 2^16. GIoU is a ratio of areas, so it is the same in a frame
+// scaled by s (exactly: s is a power of two) with the clamp eps scaled by s^2, and its gradient
+// is s times the scaled frame's. Unscaled, a box at 1e20 has an area of 1e40, over float32's
+// 3.4e38: Inf / Inf gave a NaN loss for a finite box (issue 23). Coordinates must keep their
+// differences finite (|x| < 1.7e38).
+__device__ __forceinline__ float frame_scale(float m) {
+    if (!(m > 65536.f) || isinf(m)) return 1.f;
+    int e;
+    frexpf(m, &e); // m = f 2^e, f in [0.5, 1)
+    return ldexpf(1.f, 16 - e);
+}
+
+// giou_grad works in the frame scaled by frame_scale (unscaled below 2^16) and scales d back.
 __device__ __forceinline__ float giou_grad(Box p, Box t, Box &d) {
-    const float aw = p.x2 - p.x1, ah = p.y2 - p.y1;
-    const float a1 = aw * ah, a2 = (t.x2 - t.x1) * (t.y2 - t.y1);
     const bool lx = p.x1 >= t.x1, ly = p.y1 >= t.y1, rx = p.x2 <= t.x2, ry = p.y2 <= t.y2;  // pred wins the intersection's max/min
-    const float iw0 = (rx ? p.x2 : t.x2) - (lx ? p.x1 : t.x1);
-    const float ih0 = (ry ? p.y2 : t.y2) - (ly ? p.y1 : t.y1);
+    const bool ex1 = p.x1 <= t.x1, ey1 = p.y1 <= t.y1, ex2 = p.x2 >= t.x2, ey2 = p.y2 >= t.y2;  // pred wins the enclosure's min/max
+    float aw = p.x2 - p.x1, ah = p.y2 - p.y1, tw = t.x2 - t.x1, th = t.y2 - t.y1;
+    float iw0 = (rx ? p.x2 : t.x2) - (lx ? p.x1 : t.x1);
+    float ih0 = (ry ? p.y2 : t.y2) - (ly ? p.y1 : t.y1);
+    float ew0 = (ex2 ? p.x2 : t.x2) - (ex1 ? p.x1 : t.x1);
+    float eh0 = (ey2 ? p.y2 : t.y2) - (ey1 ? p.y1 : t.y1);
+    const float s = frame_scale(fmaxf(fmaxf(fmaxf(fabsf(aw), fabsf(ah)), fmaxf(fabsf(tw), fabsf(th))), fmaxf(ew0, eh0)));
+    const float eps = fmaxf(EPS * s * s, 1e-38f); // EPS when s = 1
+    aw *= s, ah *= s, tw *= s, th *= s, iw0 *= s, ih0 *= s, ew0 *= s, eh0 *= s;
+    const float a1 = aw * ah, a2 = tw * th;
     const float iw = fmaxf(iw0, 0.f), ih = fmaxf(ih0, 0.f);
     const float inter = iw * ih;
     const float uni = a1 + a2 - inter;
-    const float uc = fmaxf(uni, EPS);
-    const bool ex1 = p.x1 <= t.x1, ey1 = p.y1 <= t.y1, ex2 = p.x2 >= t.x2, ey2 = p.y2 >= t.y2;  // pred wins the enclosure's min/max
-    const float ew0 = (ex2 ? p.x2 : t.x2) - (ex1 ? p.x1 : t.x1);
-    const float eh0 = (ey2 ? p.y2 : t.y2) - (ey1 ? p.y1 : t.y1);
+    const float uc = fmaxf(uni, eps);
     const float ew = fmaxf(ew0, 0.f), eh = fmaxf(eh0, 0.f);
     const float enc = ew * eh;
-    const float ec = fmaxf(enc, EPS);
+    const float ec = fmaxf(enc, eps);
     const float g = inter / uc - (enc - uni) / ec;
 
-    const float dU = (uni > EPS ? -inter / (uc * uc) : 0.f) + 1.f / ec;
-    const float dI = 1.f / uc - dU;
-    const float dE = -(1.f / ec - (enc > EPS ? (enc - uni) / (ec * ec) : 0.f));
-    const float giw = iw0 > 0.f ? dI * ih : 0.f, gih = ih0 > 0.f ? dI * iw : 0.f;
-    const float gew = ew0 > 0.f ? dE * eh : 0.f, geh = eh0 > 0.f ? dE * ew : 0.f;
-    d.x1 = -ah * dU - (lx ? giw : 0.f) - (ex1 ? gew : 0.f);
-    d.x2 = ah * dU + (rx ? giw : 0.f) + (ex2 ? gew : 0.f);
-    d.y1 = -aw * dU - (ly ? gih : 0.f) - (ey1 ? geh : 0.f);
-    d.y2 = aw * dU + (ry ? gih : 0.f) + (ey2 ? geh : 0.f);
+    // The derivatives by the union U, the intersection I and the enclosure E, each multiplied by the
+    // side it scales before anything is divided twice: dL/dE * eh is (q - 1) * (eh / ec), never
+    // (q - 1) / ec * eh, whose 1 / ec^2 overflows float32 for an inverted box whose union is far
+    // below zero (a box at 1e20 with a height of 6: q near 2.5e18, ec near 1e-29 in the scaled frame).
+    const float pu = uni > eps ? inter / uc : 0.f;        // I / U
+    const float q = enc > eps ? (enc - uni) / ec : 0.f;   // (E - U) / E
+    const float dUh = (uni > eps ? -pu * (ah / uc) : 0.f) + ah / ec;  // dG/dU * ah
+    const float dUw = (uni > eps ? -pu * (aw / uc) : 0.f) + aw / ec;  // dG/dU * aw
+    const float giw = iw0 > 0.f ? (1.f + pu) * (ih / uc) - ih / ec : 0.f;  // dG/dI * ih
+    const float gih = ih0 > 0.f ? (1.f + pu) * (iw / uc) - iw / ec : 0.f;  // dG/dI * iw
+    const float gew = ew0 > 0.f ? (q - 1.f) * (eh / ec) : 0.f;             // dG/dE * eh
+    const float geh = eh0 > 0.f ? (q - 1.f) * (ew / ec) : 0.f;             // dG/dE * ew
+    d.x1 = s * (-dUh - (lx ? giw : 0.f) - (ex1 ? gew : 0.f));
+    d.x2 = s * (dUh + (rx ? giw : 0.f) + (ex2 ? gew : 0.f));
+    d.y1 = s * (-dUw - (ly ? gih : 0.f) - (ey1 ? geh : 0.f));
+    d.y2 = s * (dUw + (ry ? gih : 0.f) + (ey2 ? geh : 0.f));
     return g;
 }
 

@@ -6,7 +6,14 @@
 // one block's shared memory, and one kernel can load it once, reduce, normalise and write: the
 // traffic drops to its minimum (x read once, y written once), and there is one launch instead of
 // three. Holding the values also makes the exact two-pass variance free: the mean first, then the
-// sum of squared deviations from it, with no Welford bookkeeping; it is as stable as step 3.
+// sum of squared deviations from it, with no Welford bookkeeping.
+// Shifted sums: both passes run on x - K, K the sample's first value (every thread reads it, one
+// broadcast load). A large offset then costs nothing: x - K is exact for x within a factor of 2 of K
+// (Sterbenz), the mean of the shifted values is small, and the deviations (x - K) - mean' are
+// computed without ever rounding a mean of size |x|. Unshifted, the float32 mean of short samples
+// with a large offset is off by up to an ulp of the offset, a large share of a short sample's own
+// spread: x of shape (65536, 3), mean 1000, std 0.1 put 1310 of 196608 outputs outside the check,
+// max error 0.028 (issue 23), while the Welford steps passed. The saved mean is K + mean'.
 //   ln_warp_rows: M <= 1024. One warp per sample, eight samples per 256-thread block, up to 32
 //     values per lane in registers; the two sums are warp shuffles, no shared memory, no
 //     __syncthreads. This is the shape where steps 2-4 lose to PyTorch: a block of 256 threads on
@@ -15,7 +22,8 @@
 //     block of 512 threads per sample; the row is staged in shared memory as it is loaded.
 // Launch: ln_warp_rows grid ceil(N / 8), block 256; ln_block_row grid N, block 512, dynamic shared
 // memory 4 * M bytes (over 48 KB needs the opt-in, which the lab's launcher sets). vec = 1 (float4)
-// needs M % 4 == 0 and 16-byte aligned x, y, w, b; vec = 0 takes any M and alignment.
+// needs M % 4 == 0 and 16-byte aligned x, y, w, b; vec = 0 takes any M and alignment. The backward
+// (step 7) recomputes x - mean from the saved mean, so it does not get this shift's accuracy.
 #define WARP_ROWS 8
 #define PER_LANE 32 // floats per lane in ln_warp_rows: M <= 32 * 32
 #define ROW_THREADS 512
@@ -33,24 +41,29 @@ extern "C" __global__ void __launch_bounds__(WARP_ROWS * 32) ln_warp_rows(const 
     if (n >= N) return; // the whole warp leaves together: no shuffle waits on it
     const float *xs = x + (long long)n * M;
     float *ys = y + (long long)n * M;
-    float v[PER_LANE]; // lane holds float4 number lane + 32 i (vec) or value lane + 32 i
+    const float K = xs[0]; // the shift (see the header)
+    float v[PER_LANE];     // x - K: lane holds float4 number lane + 32 i (vec) or value lane + 32 i; 0 past M
     float s = 0.f;
 #pragma unroll
     for (int i = 0; i < PER_LANE / 4; ++i) {
         if (vec) {
             const int j = i * 32 + lane;
-            const float4 q = j < M / 4 ? reinterpret_cast<const float4 *>(xs)[j] : make_float4(0.f, 0.f, 0.f, 0.f);
-            v[4 * i] = q.x, v[4 * i + 1] = q.y, v[4 * i + 2] = q.z, v[4 * i + 3] = q.w;
+            if (j < M / 4) {
+                const float4 q = reinterpret_cast<const float4 *>(xs)[j];
+                v[4 * i] = q.x - K, v[4 * i + 1] = q.y - K, v[4 * i + 2] = q.z - K, v[4 * i + 3] = q.w - K;
+            } else {
+                v[4 * i] = v[4 * i + 1] = v[4 * i + 2] = v[4 * i + 3] = 0.f;
+            }
         } else {
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
                 const int j = (4 * i + k) * 32 + lane;
-                v[4 * i + k] = j < M ? xs[j] : 0.f;
+                v[4 * i + k] = j < M ? xs[j] - K : 0.f;
             }
         }
         s += (v[4 * i] + v[4 * i + 1]) + (v[4 * i + 2] + v[4 * i + 3]);
     }
-    const float mean = warp_sum(s) / M;
+    const float mean = warp_sum(s) / M; // of the shifted values
     float q = 0.f;
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) {
@@ -76,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(WARP_ROWS * 32) ln_warp_rows(const 
             }
         }
     }
-    if (lane == 0) mean_out[n] = mean, rstd_out[n] = rstd;
+    if (lane == 0) mean_out[n] = K + mean, rstd_out[n] = rstd;
 }
 
 // block_sum returns the sum of v over the block to every thread.
@@ -98,17 +111,19 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS) ln_block_row(const flo
     const int n = blockIdx.x;
     const float *xs = x + (long long)n * M;
     float *ys = y + (long long)n * M;
+    const float K = xs[0]; // the shift (see the header): row[] holds x - K
     float s = 0.f;
     if (vec) {
         for (int j = threadIdx.x; j < M / 4; j += ROW_THREADS) {
-            const float4 q = reinterpret_cast<const float4 *>(xs)[j];
+            const float4 x4 = reinterpret_cast<const float4 *>(xs)[j];
+            const float4 q = make_float4(x4.x - K, x4.y - K, x4.z - K, x4.w - K);
             row4[j] = q;
             s += (q.x + q.y) + (q.z + q.w);
         }
     } else {
-        for (int j = threadIdx.x; j < M; j += ROW_THREADS) s += row[j] = xs[j];
+        for (int j = threadIdx.x; j < M; j += ROW_THREADS) s += row[j] = xs[j] - K;
     }
-    const float mean = block_sum(s, sh) / M; // block_sum's barrier also publishes row[]
+    const float mean = block_sum(s, sh) / M; // of the shifted values; block_sum's barrier also publishes row[]
     float q = 0.f;
     for (int j = threadIdx.x; j < M; j += ROW_THREADS) {
         const float d = row[j] - mean;
@@ -124,5 +139,5 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS) ln_block_row(const flo
     } else {
         for (int j = threadIdx.x; j < M; j += ROW_THREADS) ys[j] = (row[j] - mean) * rstd * w[j] + b[j];
     }
-    if (threadIdx.x == 0) mean_out[n] = mean, rstd_out[n] = rstd;
+    if (threadIdx.x == 0) mean_out[n] = K + mean, rstd_out[n] = rstd;
 }

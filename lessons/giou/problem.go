@@ -94,8 +94,8 @@ func FromRagged(pred []float32, targets [][]float32, m int) (*Batch, error) {
 
 // Validate checks what the kernels rely on, before any launch: the buffers' lengths, every count in
 // [0, M], and every valid TARGET box well-formed (x2 >= x1, y2 >= y1, finite; a zero-area box is
-// allowed). Predicted boxes are not checked: a model may output anything while it trains, and the
-// loss stays finite for every finite box (see Conventions).
+// allowed). Predicted boxes are not checked: a model may output anything while it trains, and our
+// steps' loss stays finite for every finite box, however large (see Conventions).
 func (bt *Batch) Validate() error {
 	if err := bt.Shape.Validate(); err != nil {
 		return err
@@ -131,7 +131,9 @@ var Conventions = [][2]string{
 	{"target box with x2 < x1, or a NaN/Inf target", "refused before any launch (Batch.Validate names the image and box)"},
 	{"image with 0 boxes", "contributes nothing; its pred slots get a zero gradient"},
 	{"every image empty (or B = 0)", "loss 0 and gradient 0 (the article's max(count, 1)); B = 0 launches nothing"},
-	{"NaN or Inf in a predicted box", "not refused (it would cost a pass): NaN propagates to the loss, as in PyTorch"},
+	{"NaN or Inf in a valid predicted box", "not refused (it would cost a pass): NaN propagates to the loss, as in PyTorch"},
+	{"NaN or Inf in a padded (invalid) predicted slot", "ignored by steps 3-6 and the op, which never read a slot past the count; the article's step 1 reads every slot and multiplies its GIoU by the mask, and NaN x 0 is NaN: its loss turns NaN (step 2 skips padding and survives)"},
+	{"huge but finite coordinates (a box at 1e20: area 1e40, over float32's 3.4e38)", "steps 3-6 and the op compute a pair whose largest side passes 2^16 in a frame scaled by a power of two: the loss and gradient stay finite and accurate for |x| < 1.7e38 (where a box's width is finite); not refused, since a model may output such a box while it trains and one bad box must not end the run. The article's steps overflow there (Inf / Inf: NaN)"},
 }
 
 // Generate draws the article's workload for shape s: counts floor(|N(0, 3)|) clipped to [0, min(255, M)],
@@ -176,6 +178,45 @@ func Generate(s Shape, seed uint64) *Batch {
 		}
 	}
 	return bt
+}
+
+// FarApart is a batch of 8 images of up to 32 boxes whose every prediction lies 6e4 right of and
+// 6e4 below its target (within half precision's range, for step 4): the GIoU gradient's terms (about 1e-3) cancel to about 1e-6 (issue 23).
+func FarApart() *Batch {
+	bt := Generate(Shape{B: 8, M: 32}, 11)
+	for i := 0; i < bt.Slots(); i++ {
+		for k := 0; k < 4; k += 2 {
+			bt.Pred[4*i+k] += 6e4
+			bt.Pred[4*i+k+1] += 6e4
+		}
+	}
+	return bt
+}
+
+// HugeBoxes is a batch of 16 images of up to 8 boxes whose first six valid predictions are huge
+// but finite (at 1e20, inverted, of zero area, near float32's limit, long and thin): their areas
+// overflow float32 (issue 23).
+func HugeBoxes() (*Batch, error) {
+	bt := Generate(Shape{B: 16, M: 8}, 24)
+	huge := [][4]float32{
+		{1e20, 2e20, 3e20, 5e20},     // far away and huge
+		{-1e20, -1e20, 1e20, 1e20},   // covering its target
+		{3e20, 1, -2e20, 7},          // inverted
+		{1e20, 1e20, 1e20 + 1, 1e20}, // zero area, far away
+		{-3e37, -3e37, 3e37, 3e37},   // near float32's limit
+		{0, 0, 1e20, 1e-20},          // long and thin
+	}
+	n := 0
+	for b, c := range bt.Counts {
+		for j := 0; j < int(c) && n < len(huge); j++ {
+			copy(bt.Pred[(b*bt.M+j)*4:], huge[n][:])
+			n++
+		}
+	}
+	if n < len(huge) {
+		return nil, fmt.Errorf("giou: only %d valid boxes to place %d huge predictions", n, len(huge))
+	}
+	return bt, nil
 }
 
 // Jitter is the standard deviation of a prediction's centre around its target's, in box sizes.

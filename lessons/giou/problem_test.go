@@ -160,10 +160,159 @@ func TestGradCheckCatchesAWrongGradient(t *testing.T) {
 			break
 		}
 	}
-	if CompareGrad(bad, grad, bt.Total()).OK {
+	if CompareGrad(bad, grad, bt).OK {
 		t.Error("a gradient 1% off in one element passed")
 	}
-	if !CompareGrad(grad, grad, bt.Total()).OK {
+	if !CompareGrad(grad, grad, bt).OK {
 		t.Error("the reference does not pass against itself")
+	}
+}
+
+// giouGrad32 is 5_fused.cu's giou_grad in float32 (without fused multiply-adds): dGIoU/dpred.
+func giouGrad32(p, t [4]float32) (d [4]float32) {
+	const eps = float32(Eps)
+	aw, ah := p[2]-p[0], p[3]-p[1]
+	a1, a2 := aw*ah, (t[2]-t[0])*(t[3]-t[1])
+	lx, ly, rx, ry := p[0] >= t[0], p[1] >= t[1], p[2] <= t[2], p[3] <= t[3]
+	pick := func(c bool, a, b float32) float32 {
+		if c {
+			return a
+		}
+		return b
+	}
+	iw0, ih0 := pick(rx, p[2], t[2])-pick(lx, p[0], t[0]), pick(ry, p[3], t[3])-pick(ly, p[1], t[1])
+	iw, ih := max(iw0, 0), max(ih0, 0)
+	inter := iw * ih
+	uni := a1 + a2 - inter
+	uc := max(uni, eps)
+	ex1, ey1, ex2, ey2 := p[0] <= t[0], p[1] <= t[1], p[2] >= t[2], p[3] >= t[3]
+	ew0, eh0 := pick(ex2, p[2], t[2])-pick(ex1, p[0], t[0]), pick(ey2, p[3], t[3])-pick(ey1, p[1], t[1])
+	ew, eh := max(ew0, 0), max(eh0, 0)
+	enc := ew * eh
+	ec := max(enc, eps)
+	dU := 1 / ec
+	if uni > eps {
+		dU = -inter/(uc*uc) + 1/ec
+	}
+	dI := 1/uc - dU
+	dE := -(1 / ec)
+	if enc > eps {
+		dE = -(1/ec - (enc-uni)/(ec*ec))
+	}
+	giw, gih, gew, geh := pick(iw0 > 0, dI*ih, 0), pick(ih0 > 0, dI*iw, 0), pick(ew0 > 0, dE*eh, 0), pick(eh0 > 0, dE*ew, 0)
+	d[0] = -ah*dU - pick(lx, giw, 0) - pick(ex1, gew, 0)
+	d[2] = ah*dU + pick(rx, giw, 0) + pick(ex2, gew, 0)
+	d[1] = -aw*dU - pick(ly, gih, 0) - pick(ey1, geh, 0)
+	d[3] = aw*dU + pick(ry, gih, 0) + pick(ey2, geh, 0)
+	return d
+}
+
+// Boxes far apart (issue 23): the gradient's terms cancel to about 1e-6, and a correct float32
+// kernel (modelled by giouGrad32) is a few 1e-5 off in relative L2, over FP32's fixed 1e-5.
+// GradTolerance's floor, derived from each box's terms, passes it; a zero or sign-flipped gradient
+// fails it, here and on the article's workload.
+func TestGradToleranceFarApart(t *testing.T) {
+	far := FarApart()
+	for _, bt := range []*Batch{far, Generate(Shape{B: 8, M: 32}, 12)} {
+		pred, target := widen(bt.Pred), widen(bt.Target)
+		want := make([]float64, len(pred))
+		Loss(bt.Shape, pred, target, bt.Counts, want)
+		got := make([]float64, len(want))
+		inv := 1 / float32(max(bt.Total(), 1))
+		for b, c := range bt.Counts {
+			for j := 0; j < int(c); j++ {
+				o := (b*bt.M + j) * 4
+				d := giouGrad32([4]float32(bt.Pred[o:o+4]), [4]float32(bt.Target[o:o+4]))
+				for k := range 4 {
+					got[o+k] = float64(-inv * d[k])
+				}
+			}
+		}
+		tol := GradTolerance(bt)
+		r := CompareGrad(got, want, bt)
+		t.Logf("%s: %v", tol.Name, r)
+		if !r.OK {
+			t.Errorf("a float32 gradient failed: %v", r.Err())
+		}
+		if bt == far && r.RelL2 <= GradTol.RelL2 {
+			t.Errorf("far apart: rel L2 %.3g is within the fixed bound: the case no longer shows the fixed bound failing", r.RelL2)
+		}
+		flip := make([]float64, len(want))
+		for i := range want {
+			flip[i] = -want[i]
+		}
+		for name, g := range map[string][]float64{"zeros": make([]float64, len(want)), "sign flipped": flip} {
+			if r := CompareGrad(g, want, bt); r.OK {
+				t.Errorf("%s passed: %v", name, r)
+			}
+		}
+	}
+}
+
+// giou32 is 3_block_mean.cu's giou in float32, with (scaled) or without (as before issue 23) its
+// frame_scale.
+func giou32(p, t [4]float32, scaled bool) float32 {
+	aw, ah, tw, th := p[2]-p[0], p[3]-p[1], t[2]-t[0], t[3]-t[1]
+	iw := max(min(p[2], t[2])-max(p[0], t[0]), 0)
+	ih := max(min(p[3], t[3])-max(p[1], t[1]), 0)
+	ew := max(max(p[2], t[2])-min(p[0], t[0]), 0)
+	eh := max(max(p[3], t[3])-min(p[1], t[1]), 0)
+	s, eps := float32(1), float32(Eps)
+	m := max(abs32(aw), abs32(ah), abs32(tw), abs32(th), ew, eh)
+	if scaled && m > 65536 && !math.IsInf(float64(m), 0) {
+		_, e := math.Frexp(float64(m))
+		s = float32(math.Ldexp(1, 16-e))
+		eps = max(float32(Eps)*s*s, 1e-38)
+	}
+	aw, ah, tw, th, iw, ih, ew, eh = aw*s, ah*s, tw*s, th*s, iw*s, ih*s, ew*s, eh*s
+	inter, enc := iw*ih, ew*eh
+	uni := aw*ah + tw*th - inter
+	return inter/max(uni, eps) - (enc-uni)/max(enc, eps)
+}
+
+func abs32(x float32) float32 { return float32(math.Abs(float64(x))) }
+
+// Huge but finite predictions (issue 23): the float64 reference is finite; the kernels' float32
+// GIoU unscaled is NaN (Inf / Inf), scaled by a power of two it is finite and matches the reference;
+// on ordinary boxes the scaling changes no bit.
+func TestHugeBoxesScaledFrame(t *testing.T) {
+	bt, err := HugeBoxes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, target := widen(bt.Pred), widen(bt.Target)
+	grad := make([]float64, len(pred))
+	if l := Loss(bt.Shape, pred, target, bt.Counts, grad); math.IsNaN(l) || math.IsInf(l, 0) {
+		t.Fatalf("the float64 loss is %v", l)
+	}
+	for i, g := range grad {
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			t.Fatalf("the float64 gradient is %v at %d", g, i)
+		}
+	}
+	nanBefore := 0
+	for b, c := range bt.Counts {
+		for j := 0; j < int(c); j++ {
+			o := (b*bt.M + j) * 4
+			p, q := [4]float32(bt.Pred[o:o+4]), [4]float32(bt.Target[o:o+4])
+			want, _ := GIoU([4]float64(pred[o:o+4]), [4]float64(target[o:o+4]))
+			got, old := giou32(p, q, true), giou32(p, q, false)
+			if math.IsNaN(float64(old)) {
+				nanBefore++
+			}
+			if math.Abs(float64(got)-want) > 1e-5+1e-4*math.Abs(want) {
+				t.Errorf("box %v against %v: scaled %v, want %v (unscaled %v)", p, q, got, want, old)
+			}
+		}
+	}
+	if nanBefore == 0 {
+		t.Error("no box gave NaN unscaled: the batch no longer shows the overflow")
+	}
+	ord := Generate(Shape{B: 32, M: 8}, 5)
+	for i := 0; i < ord.Slots(); i++ {
+		p, q := [4]float32(ord.Pred[4*i:4*i+4]), [4]float32(ord.Target[4*i:4*i+4])
+		if a, b := giou32(p, q, true), giou32(p, q, false); a != b && !(math.IsNaN(float64(a)) && math.IsNaN(float64(b))) {
+			t.Fatalf("ordinary box %v: scaled %v, unscaled %v", p, a, b)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -249,5 +250,151 @@ func TestTargetsFromARun(t *testing.T) {
 	}
 	if len(TargetsTable(run).Rows) != len(tg) {
 		t.Error("targets table rows")
+	}
+}
+
+// Layer norm's backward at M = 1 (issue 23): dx and dw are exactly 0, and the kernel's last
+// rounding, scaled by rstd = 1/sqrt(eps), leaves about 1e-6 (modelled here in float32 with the
+// kernel's fused multiply-add d * g - c1). check.FP32 alone calls that an infinite relative error;
+// LNBackwardTolerance's floor passes it. An all-zero or a sign-flipped dx at ordinary M fails it.
+func TestLNBackwardToleranceFloor(t *testing.T) {
+	N, M := 64, 1
+	x, w, dy := Uniform(F32, N*M, -1, 1, 1), Uniform(F32, M, 0.5, 1.5, 2), Uniform(F32, N*M, -1, 1, 3)
+	dx, _, _ := LayerNormBackward(x, w, dy, N, M, LNEps)
+	got := make([]float64, N*M)
+	for n := 0; n < N; n++ {
+		rstd := float32(1 / math.Sqrt(LNEps)) // the variance of one value is 0
+		g := dy[n] * w[0]
+		c1 := g / float32(M)
+		got[n] = float64(rstd * float32(math.FMA(float64(dy[n]), float64(w[0]), -float64(c1))))
+	}
+	tol := LNBackwardTolerance(x, w, dy, N, M)
+	if old := check.Compare(got, dx, check.FP32); old.OK {
+		t.Logf("the float32 model left no residue (%v): the floor is not exercised", old)
+	}
+	if r := check.Compare(got, dx, tol); !r.OK || tol.Floor <= 0 {
+		t.Errorf("M = 1: %v %v (%s)", r, r.Err(), tol.Why)
+	}
+	// A residue of 1.2e-6 on every element (the measured error) passes too.
+	for i := range got {
+		got[i] = 1.2e-6 * float64(1-2*(i%2))
+	}
+	if r := check.Compare(got, dx, tol); !r.OK {
+		t.Errorf("M = 1, measured residue: %v", r.Err())
+	}
+	if r := check.Compare(got, dx, check.FP32); r.OK || !math.IsInf(r.RelL2, 1) {
+		t.Errorf("the old check should fail it with an infinite relative error: %v", r)
+	}
+	// Ordinary samples: the floor stays under FP32's Abs and wrong gradients fail.
+	N, M = 4, 1000
+	x, w, dy = Uniform(F32, N*M, -1, 1, 4), Uniform(F32, M, 0.5, 1.5, 5), Uniform(F32, N*M, -1, 1, 6)
+	dx, dw, db := LayerNormBackward(x, w, dy, N, M, LNEps)
+	tol = LNBackwardTolerance(x, w, dy, N, M)
+	if tol.Abs != check.FP32.Abs {
+		t.Errorf("uniform samples: the floor raised Abs to %g", tol.Abs)
+	}
+	want := append(append(append([]float64{}, dx...), dw...), db...)
+	flip := append([]float64{}, want...)
+	for i := range dx {
+		flip[i] = -flip[i]
+	}
+	for name, got := range map[string][]float64{"zeros": make([]float64, len(want)), "dx sign flipped": flip} {
+		if r := check.Compare(got, want, tol); r.OK {
+			t.Errorf("%s passed: %v", name, r)
+		}
+	}
+}
+
+// The article's hole (zeros pass allclose on long softmax rows) stays shut under a floor derived
+// from the softmax's own sums: cols terms of size 1/cols.
+func TestZerosFailUnderAFloor(t *testing.T) {
+	x := Uniform(F32, SoftmaxCols, -4, 4, 9)
+	want := SoftmaxRow(x)
+	tol := check.FP32.WithFloor(check.SumFloor(check.U32, SoftmaxCols, 1/float64(SoftmaxCols)), "softmax: cols terms of size 1/cols")
+	if r := check.Compare(make([]float64, len(want)), want, tol); r.OK {
+		t.Errorf("zeros passed %s: %v", tol.Name, r)
+	}
+}
+
+// Zero-length rows (issue 23, point 4): softmax over cols = 0 and layer norm over M = 0 have no
+// answer (a sum of nothing, the mean of nothing). Every plan, forward and backward, and the op's
+// shape reader refuse them before any launch, with a message that says why.
+func TestZeroLengthRowsRefused(t *testing.T) {
+	for _, s := range SoftmaxSteps {
+		for _, d := range s.DTypes {
+			_, err := PlanSoftmax(s, d, 3, 0, true)
+			if !refused(err) || !strings.Contains(err.Error(), "cols = 0: a row of length zero has no softmax") {
+				t.Errorf("softmax %s %s on cols = 0: %v", s.Name, d, err)
+			}
+		}
+	}
+	h100 := gpu.DeviceInfo{SMs: 132, MaxSharedPerBlock: 48 << 10, MaxSharedPerBlockOptin: 227 << 10, L2Bytes: 50 << 20}
+	for _, s := range LNSteps {
+		_, err := PlanLayerNorm(h100, s, 3, 0, true)
+		if !refused(err) || !strings.Contains(err.Error(), "the normalised size is 0: the mean of nothing is undefined") {
+			t.Errorf("layer norm %s on M = 0: %v", s.Name, err)
+		}
+	}
+	if _, err := PlanLNBackward(h100, 3, 0, true); !refused(err) || !strings.Contains(err.Error(), "0") {
+		t.Errorf("layer norm backward on M = 0: %v", err)
+	}
+	for _, c := range []struct {
+		shape []int
+		dims  int
+	}{{[]int{4, 0}, 1}, {[]int{2, 3, 0}, 2}, {[]int{0}, 1}} {
+		x, w, b := LNOpInputs(c.shape, c.dims, 1)
+		_, _, err := LNShape(c.dims, []*autograd.Tensor{x, w, b})
+		if err == nil || !strings.Contains(err.Error(), "hold no element: the mean of nothing is undefined") {
+			t.Errorf("the op on x %v over %d dims: %v", c.shape, c.dims, err)
+		}
+	}
+}
+
+// stepFiveModel is ln_warp_rows on samples of 3 in float32 (the warp sum's order for three lanes:
+// (v0 + v2) + v1), unshifted as before issue 23 or shifted by the sample's first value as now.
+func stepFiveModel(x, w, b []float32, M int, shifted bool) []float64 {
+	y := make([]float64, 0, len(x))
+	for n := 0; n < len(x)/M; n++ {
+		xs := x[n*M : (n+1)*M]
+		var K float32
+		if shifted {
+			K = xs[0]
+		}
+		v := []float32{xs[0] - K, xs[1] - K, xs[2] - K}
+		mean := ((v[0] + v[2]) + v[1]) / float32(M)
+		d := []float32{v[0] - mean, v[1] - mean, v[2] - mean}
+		q := (d[0]*d[0] + d[2]*d[2]) + d[1]*d[1]
+		rstd := float32(1 / math.Sqrt(float64(q/float32(M)+float32(LNEps))))
+		for j := range v {
+			y = append(y, float64((v[j]-mean)*rstd*w[j]+b[j]))
+		}
+	}
+	return y
+}
+
+// Step 5 on short samples with a large offset (issue 23: x of shape (65536, 3), mean 1000, std
+// 0.1), modelled in float32: unshifted, the rounding of the mean (up to an ulp of 1000) is a large
+// share of a 3-value sample's spread and the check fails; shifted by the first value, it passes.
+func TestStepFiveShiftedSums(t *testing.T) {
+	N, M := 65536, 3
+	h := float32(0.1 * math.Sqrt(3))
+	x := Uniform(F32, N*M, 1000-h, 1000+h, 6)
+	w, b := Uniform(F32, M, 0.5, 1.5, 7), Uniform(F32, M, -0.5, 0.5, 8)
+	var want []float64
+	for n := 0; n < N; n++ {
+		y, _, _ := LayerNormSample(x[n*M:(n+1)*M], w, b, LNEps)
+		want = append(want, y...)
+	}
+	old := check.Compare(stepFiveModel(x, w, b, M, false), want, ShiftedTolerance)
+	now := check.Compare(stepFiveModel(x, w, b, M, true), want, ShiftedTolerance)
+	t.Logf("unshifted: %v; shifted: %v", old, now)
+	if old.OK {
+		t.Errorf("the unshifted model passed: the case no longer shows the problem: %v", old)
+	}
+	if !now.OK {
+		t.Errorf("the shifted model failed: %v", now.Err())
+	}
+	if r := check.Compare(stepFiveModel(x, w, b, M, true), want, check.FP32); !r.OK {
+		t.Logf("shifted, at plain fp32 (not required): %v", r.Err())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/autograd"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 )
 
@@ -239,5 +240,73 @@ func TestPlans(t *testing.T) {
 	}
 	if _, err := StepByName("9"); err == nil {
 		t.Error("step 9 found")
+	}
+}
+
+// The points gradient at F = 1048561 (the input that showed the fixed bound failing correct kernels):
+// a float32 kernel modelled on the CPU (each channel's eight corners summed, then the channels
+// accumulated in float32 in order, the longest chain a kernel can take) passes PointsTolerance,
+// while an all-zero gradient and a gradient with one corner's sign flipped fail it.
+func TestPointsToleranceGrowsWithF(t *testing.T) {
+	s := Shape{N: 2, F: 1048561}
+	in := NewInputs(s, 7, -1, 1)
+	feats, points, g := widen(in.Feats), widen(in.Points), widen(in.G)
+	want := BackwardPoints(s, feats, points, g, nil)
+	tol := PointsTolerance(s.F, feats, g)
+	if tol.Floor <= 0 || !strings.Contains(tol.Why, "8F = 8388488 terms") {
+		t.Fatalf("no floor derived from F: %+v", tol)
+	}
+	got := make([]float64, len(want))
+	flipped := make([]float64, len(want))
+	for n := 0; n < s.N; n++ {
+		var uvw [3]float32
+		for j := range 3 {
+			uvw[j] = float32((Clamp(points[3*n+j]) + 1) / 2)
+		}
+		for j := range 3 {
+			var acc, accFlip float32
+			for f := 0; f < s.F; f++ {
+				var c, cFlip float32
+				for k := range 8 {
+					prod := float32(1)
+					for i := range 3 {
+						bit := k >> (2 - i) & 1
+						switch {
+						case i == j && bit == 1:
+						case i == j:
+							prod = -prod
+						case bit == 1:
+							prod *= uvw[i]
+						default:
+							prod *= 1 - uvw[i]
+						}
+					}
+					v := prod * in.Feats[n*8*s.F+k*s.F+f]
+					c += v
+					if k == 0 {
+						v = -v
+					}
+					cFlip += v
+				}
+				acc += in.G[n*s.F+f] * c
+				accFlip += in.G[n*s.F+f] * cFlip
+			}
+			got[3*n+j] = 0.5 * float64(acc)
+			flipped[3*n+j] = 0.5 * float64(accFlip)
+		}
+	}
+	r, old := check.Compare(got, want, tol), check.Compare(got, want, PointsTol)
+	t.Logf("float32 model: %v; the fixed bound: %v", r, old)
+	if old.OK {
+		t.Errorf("the fixed float32 bound passed the model at F = %d (the case is meant to show it fail): %v", s.F, old)
+	}
+	if !r.OK {
+		t.Errorf("a correct float32 accumulation failed the points tolerance at F = %d: %v", s.F, r.Err())
+	}
+	if r := check.Compare(make([]float64, len(want)), want, tol); r.OK {
+		t.Errorf("zeros passed: %v", r)
+	}
+	if r := check.Compare(flipped, want, tol); r.OK {
+		t.Errorf("a flipped corner passed: %v", r)
 	}
 }
