@@ -27,6 +27,12 @@ test: setup
 reproduce: setup
 	@source .ci/env.sh && go run ./cmd/reproduce -out $(OUT) $(ARGS)
 
+# Every notebook under every GPU profile (KERNELS_EMULATE), recorded in results/gpus.json and
+# docs/GPUS.md (cmd/gpus). For example: make gpus ARGS="-profiles t4,l4 -notebooks 03_matmul.ipynb".
+.PHONY: gpus
+gpus: setup
+	@source .ci/env.sh && go run $(TAGS) ./cmd/gpus $(ARGS)
+
 # The GPU tests under compute-sanitizer memcheck, racecheck and synccheck, one line per package and
 # tool (needs a GPU and the CUDA toolkit's compute-sanitizer). For example: make sanitize ARGS=./lessons/rwkv
 .PHONY: sanitize

@@ -25,7 +25,8 @@
 #   LD_LIBRARY_PATH           NVRTC's folder first (unless it is the loader's own, /usr/lib/<arch>), so
 #                             the process loads the libnvrtc it was linked with
 # and defines cuda_env_show, which prints the selection and what is missing. Each of the five is empty
-# when nothing fits. CUDA_ENV_ROOT (for the tests) is put in front of every fixed path above.
+# when nothing fits. CUDA_ENV_ROOT (for the tests) is put in front of every fixed path above, and of
+# /usr/local/go/bin, which it puts on PATH when Go is there.
 
 _cuda_r=${CUDA_ENV_ROOT:-}
 
@@ -156,5 +157,5 @@ cuda_env_show() {
   return $ok
 }
 
-[ -x /usr/local/go/bin/go ] && case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) PATH=/usr/local/go/bin:$PATH ;; esac
+[ -x "$_cuda_r/usr/local/go/bin/go" ] && case ":$PATH:" in *:"$_cuda_r/usr/local/go/bin":*) ;; *) PATH=$_cuda_r/usr/local/go/bin:$PATH ;; esac
 export PATH="$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"

@@ -11,13 +11,24 @@
 #      headers beside it, from NVIDIA's cuda-driver-dev-12-x where that repository is configured,
 #      else nvidia-cuda-dev's include folder in /opt/cudalessons/cuda-<version>; or it stops,
 #      naming the package to install.
-#   2. Jupyter from the distribution: notebook, nbconvert, nbclient; Chromium (Debian's package
-#      chromium), which the notebooks' browser test drives headless.
+#   2. Jupyter from the distribution: notebook, nbconvert, nbclient (on Colab, Colab's own Jupyter
+#      instead); Chromium (Debian's package chromium), which the notebooks' browser test drives
+#      headless.
 #   3. Go 1.26 or newer (it refuses an older one: go.mod needs it).
 #   4. The GoNB kernel from this module's go.mod (tool github.com/janpfeifer/gonb), goimports and
 #      gopls at pinned versions, and the kernel's registration with Jupyter.
+#
+# On Google Colab (COLAB_RELEASE_TAG or COLAB_GPU in the environment; KERNELS_COLAB=1 or 0 overrides
+# the guess) it takes the Colab route: Colab's own CUDA toolkit and pip-installed Jupyter are used as
+# they are, and since Colab starts its Jupyter itself (not through .ci/jupyter.sh), the kernel's
+# registration carries this project's environment (PATH, the cgo flags, NVRTC's folders, the mode) and
+# go, gonb, goimports and gopls are linked into /usr/local/bin.
+#
+# CUDA_ENV_ROOT (for the tests, as in env.sh) is put in front of the fixed system paths this script
+# reads or writes: /etc/os-release, the apt sources file, /usr/local/go, /usr/local/bin, /opt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+sys_root=${CUDA_ENV_ROOT:-}
 say() { printf 'setup: %s\n' "$*" >&2; }
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
@@ -37,9 +48,10 @@ apt_install() {
 # 1. CUDA: NVRTC for the kernels and, for cgo, a cuda.h gorgonia.org/cu v0.9.6 compiles against (CUDA
 #    11.x or 12.x). .ci/env.sh picks each separately; this installs what it did not find.
 enable_debian_nonfree() {
-  local f=/etc/apt/sources.list.d/cuda-nonfree.sources
+  local f=$sys_root/etc/apt/sources.list.d/cuda-nonfree.sources
   [ -f "$f" ] && return 0
   say "enabling Debian contrib/non-free, where Debian's CUDA packages are ($f)"
+  $SUDO mkdir -p "$(dirname "$f")"
   printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free non-free-firmware\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
     "$VERSION_CODENAME" "$VERSION_CODENAME" | $SUDO tee "$f" >/dev/null
   apt_updated=0
@@ -67,7 +79,7 @@ cgo_headers_beside() {
       (cd "$tmp" && apt-get download nvidia-cuda-dev >"$tmp/log" 2>&1) || { cat "$tmp/log" >&2; say "downloading nvidia-cuda-dev failed"; exit 1; }
       dpkg-deb --fsys-tarfile "$tmp"/nvidia-cuda-dev_*.deb | tar -x -C "$tmp" ./usr/include
       v=$(_cuda_dotted "$(_cuda_version "$tmp/usr/include/cuda.h")")
-      dest=${CUDA_ENV_ROOT:-}/opt/cudalessons/cuda-$v/include
+      dest=$sys_root/opt/cudalessons/cuda-$v/include
       $SUDO mkdir -p "$dest" && $SUDO cp -r "$tmp/usr/include/." "$dest/"
       rm -rf "$tmp"
       say "put nvidia-cuda-dev's CUDA $v headers in $dest (nothing installed through dpkg; delete the folder to undo)"
@@ -83,7 +95,19 @@ cgo_headers_beside() {
   exit 1
 }
 source "$root/.ci/env.sh"
-[ -f /etc/os-release ] && . /etc/os-release
+os_release=$sys_root/etc/os-release
+[ -f "$os_release" ] && . "$os_release"
+# Google Colab: an Ubuntu VM where everything runs as root, with a CUDA 12.x toolkit in /usr/local/cuda
+# and its own pip-installed Jupyter, which Colab starts and the kernel must be registered with.
+colab=0
+if [ -n "${KERNELS_COLAB:-}" ]; then
+  [ "$KERNELS_COLAB" = 1 ] && colab=1
+elif [ -n "${COLAB_RELEASE_TAG:-}" ] || [ -n "${COLAB_GPU+set}" ]; then
+  colab=1
+fi
+if [ "$colab" = 1 ]; then
+  say "Google Colab${COLAB_RELEASE_TAG:+ ($COLAB_RELEASE_TAG)}: taking the Colab route (Colab's CUDA and Jupyter as they are; the Go (gonb) kernel registered with Colab's Jupyter)"
+fi
 if [ -z "$KERNELS_NVRTC_LIBDIR" ]; then
   # No CUDA at all: the distribution's (Debian: CUDA 11.8; Ubuntu: its nvidia-cuda-dev).
   if [ "${ID:-}" = debian ]; then
@@ -102,14 +126,22 @@ if [ -z "$KERNELS_CGO_INCLUDE" ] && [ -n "$KERNELS_NVRTC_LIBDIR" ]; then
 fi
 cuda_env_show | sed 's/^/setup: /' >&2 || { say "CUDA is still incomplete after installing (see above)"; exit 1; }
 
-# 2. Jupyter (Debian's packages install into /usr/bin/python3).
-if ! command -v jupyter-nbconvert >/dev/null || ! command -v jupyter-notebook >/dev/null; then
+# 2. Jupyter (Debian's packages install into /usr/bin/python3). On Colab, Colab's own Jupyter (pip's)
+#    is the one that starts the kernel: a second one from apt would never be used.
+if [ "$colab" = 1 ]; then
+  if ! command -v jupyter >/dev/null || ! jupyter kernelspec list >/dev/null 2>&1; then
+    say "Colab: no working jupyter on PATH (jupyter kernelspec list failed); the kernel must be registered with the Jupyter Colab runs, so none is installed from apt: run this from a cell of a Colab notebook (!bash .ci/setup.sh)"
+    exit 1
+  fi
+  say "Colab: using Colab's Jupyter ($(command -v jupyter)), nothing installed"
+elif ! command -v jupyter-nbconvert >/dev/null || ! command -v jupyter-notebook >/dev/null; then
   apt_install jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel
 fi
 if [ -z "${CHROME:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
-  . /etc/os-release
   if [ "${ID:-}" = debian ]; then
     apt_install chromium
+  elif [ "$colab" = 1 ]; then
+    say "Colab: no Chromium or Chrome, and none installed: only make test's browser test needs one, not the notebooks"
   else # Ubuntu's chromium is a snap, which does not run in containers.
     say "no Chromium or Chrome: make test's browser test needs one (install Chrome, or set CHROME to its path)"
   fi
@@ -119,10 +151,11 @@ fi
 need_go=1.26
 if ! command -v go >/dev/null; then
   arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
-  say "installing Go 1.26.8 into /usr/local/go"
+  say "installing Go 1.26.8 into $sys_root/usr/local/go"
   command -v curl >/dev/null || apt_install curl ca-certificates
-  curl -fsSL "https://go.dev/dl/go1.26.8.linux-$arch.tar.gz" | $SUDO tar xz -C /usr/local
-  export PATH=/usr/local/go/bin:$PATH
+  $SUDO mkdir -p "$sys_root/usr/local"
+  curl -fsSL "https://go.dev/dl/go1.26.8.linux-$arch.tar.gz" | $SUDO tar xz -C "$sys_root/usr/local"
+  export PATH=$sys_root/usr/local/go/bin:$PATH
 fi
 have=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
 if [ "$(printf '%s\n%s\n' "$need_go" "$have" | sort -V | head -n1)" != "$need_go" ]; then
@@ -148,9 +181,48 @@ install_pinned() { # name package version
 }
 install_pinned goimports golang.org/x/tools/cmd/goimports v0.52.0
 install_pinned gopls golang.org/x/tools/gopls v0.21.1
-kdir=$(jupyter --data-dir 2>/dev/null || echo "$HOME/.local/share/jupyter")/kernels/gonb
+jdata=$(jupyter --data-dir 2>/dev/null || echo "$HOME/.local/share/jupyter")
+kdir=$jdata/kernels/gonb
 if [ ! -f "$kdir/kernel.json" ] || ! grep -q "$gobin/gonb" "$kdir/kernel.json"; then
   say "registering the GoNB kernel with Jupyter"
-  "$gobin/gonb" --install >/dev/null
+  JUPYTER_DATA_DIR=$jdata "$gobin/gonb" --install >/dev/null
+fi
+if [ "$colab" = 1 ]; then
+  # Colab starts its Jupyter itself, so the kernel does not inherit what env.sh and .ci/jupyter.sh
+  # set: write it into the kernel's registration, and link the tools GoNB runs (go, goimports, gopls)
+  # into /usr/local/bin, which is on the PATH Colab gives its kernels, in case a later Colab ignores
+  # the registration's env.
+  colab_mode=$(bash "$root/.ci/mode.sh")
+  colab_goflags=${GOFLAGS:-}
+  [ "$colab_mode" = nogpu ] && colab_goflags="-tags=nocuda${colab_goflags:+ $colab_goflags}"
+  $SUDO mkdir -p "$sys_root/usr/local/bin"
+  for t in "$(command -v go)" "$(command -v gofmt || true)" "$gobin/gonb" "$gobin/goimports" "$gobin/gopls"; do
+    [ -n "$t" ] && [ -x "$t" ] || continue
+    link=$sys_root/usr/local/bin/$(basename "$t") t=$(readlink -f "$t")
+    if [ "$t" != "$(readlink -f "$link")" ]; then $SUDO ln -sf "$t" "$link"; fi
+  done
+  GOFLAGS=$colab_goflags python3 - "$kdir/kernel.json" <<'PY'
+import json, os, sys
+path = sys.argv[1]
+with open(path) as f:
+    spec = json.load(f)
+names = ["PATH", "GOFLAGS", "CGO_CFLAGS", "CGO_LDFLAGS", "LD_LIBRARY_PATH", "KERNELS_NVRTC_CUDA",
+         "KERNELS_NVRTC_INCLUDE", "KERNELS_NVRTC_LIBDIR", "KERNELS_CGO_CUDA", "KERNELS_CGO_INCLUDE"]
+env = spec.get("env") or {}
+for name in names:
+    env.pop(name, None)
+    if os.environ.get(name):
+        env[name] = os.environ[name]
+spec["env"] = env
+with open(path, "w") as f:
+    json.dump(spec, f, indent=1)
+    f.write("\n")
+PY
+  specs=$(jupyter kernelspec list 2>/dev/null || true)
+  if ! grep -q '^ *gonb ' <<<"$specs"; then
+    say "Colab: the gonb kernel was written to $kdir but Colab's Jupyter does not list it (jupyter kernelspec list)"
+    exit 1
+  fi
+  say "Colab: the Go (gonb) kernel is registered with Colab's Jupyter ($kdir), in $colab_mode mode. Next: Runtime > Restart session, then Runtime > Change runtime type > Go (gonb), keeping the GPU"
 fi
 say "ready: mode $(bash "$root/.ci/mode.sh")"

@@ -34,7 +34,7 @@ import (
 func main() {
 	out := flag.String("out", "out", "output folder for receipts, figures and report.md")
 	pick := flag.String("lessons", "", "comma-separated lesson ID prefixes (default: all)")
-	quick := flag.Bool("quick", false, "fewer repetitions and sweep points")
+	quick := flag.Bool("quick", false, "fewer repetitions and sweep points; every table's case at the recorded shapes")
 	refresh := flag.Bool("refresh-bandwidth", false, "measure the copy bandwidth again instead of using the cached figure")
 	from := flag.String("from", "", "rebuild the tables, figures and report from the runs saved in this folder instead of measuring")
 	cmp := flag.String("compare", "", "set the receipts under this folder (one subfolder per machine, or one machine's output) beside the recorded results and the articles; writes compare.md and its figures to -out")
@@ -88,6 +88,11 @@ func run(out, pick string, quick, refresh bool) error {
 			fmt.Fprintf(&report, "## %s\n\nFAILED: %v\n\n", l.Title, err)
 			failed = append(failed, l.ID)
 			continue
+		}
+		if l.Plan != nil { // a record the lesson's plan does not name would not line up with the recorded run
+			if odd := lab.OutsidePlan(r, l.Plan(quick, env.Session.Device)); len(odd) > 0 {
+				fmt.Fprintf(os.Stderr, "%s: records outside the lesson's plan (tell its maintainers): %s\n", l.ID, strings.Join(odd, "; "))
+			}
 		}
 		if err := write(out, l, r, &report); err != nil {
 			return err

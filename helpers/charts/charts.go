@@ -35,14 +35,33 @@ type Series struct {
 // Bars draws grouped bars: one group per label, one bar per series in each group. With logY the
 // value axis is logarithmic (for times that span orders of magnitude). A reference line is drawn at
 // refLine when it is positive (1 for a speedup, 100 for a percentage).
+//
+// The bars stand upright when every label fits under its group; when one would not (step names,
+// variants with their dtype), they lie horizontally with the labels down the left, first label at
+// the top, so that no label is cut off or runs into its neighbour. Series that never share a label
+// (each label has a value in at most one of them: steps coloured by the peak they are measured
+// against) draw one centred bar per label. The value axis leaves room for the legend, so the
+// legend never covers a bar.
 func Bars(title, yLabel string, labels []string, series []Series, logY bool, refLine float64) (*plot.Plot, error) {
+	if len(labels) == 0 {
+		return nil, fmt.Errorf("bars %q: no labels", title)
+	}
+	for _, s := range series {
+		if len(s.Values) != len(labels) {
+			return nil, fmt.Errorf("bars %q: series %q has %d values for %d labels", title, s.Name, len(s.Values), len(labels))
+		}
+	}
 	p := plot.New()
 	p.Title.Text = title
-	p.Y.Label.Text = yLabel
-	n := max(len(series), 1)
-	w := vg.Points(math.Min(40, 300/float64(len(labels)*n+1)))
+	horizontal := !labelsFit(p, labels)
+	cat, val := &p.X, &p.Y
+	if horizontal {
+		cat, val = &p.Y, &p.X
+	}
+	val.Label.Text = yLabel
 	// A log axis cannot start bars at zero, so a log bar chart draws log10(value/floor) on a
-	// linear axis whose ticks are labelled with the values themselves.
+	// linear axis whose ticks are labelled with the values themselves. The floor is a decade at
+	// least a fifth of a decade under the smallest value, so that its bar shows.
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range series {
 		for _, v := range s.Values {
@@ -53,8 +72,8 @@ func Bars(title, yLabel string, labels []string, series []Series, logY bool, ref
 	}
 	floorExp := 0.0
 	if logY && hi > 0 {
-		floorExp = math.Floor(math.Log10(lo))
-		p.Y.Tick.Marker = decadeTicks{floorExp}
+		floorExp = math.Floor(math.Log10(lo) - 0.2)
+		val.Tick.Marker = decadeTicks{floorExp}
 	}
 	scale := func(v float64) float64 {
 		switch {
@@ -67,36 +86,78 @@ func Bars(title, yLabel string, labels []string, series []Series, logY bool, ref
 		}
 		return math.Log10(v) - floorExp
 	}
-	for i, s := range series {
-		if len(s.Values) != len(labels) {
-			return nil, fmt.Errorf("bars %q: series %q has %d values for %d labels", title, s.Name, len(s.Values), len(labels))
+	n := len(labels)
+	// pos is where label i sits on the category axis: left to right, or top to bottom.
+	pos := func(i int) int {
+		if horizontal {
+			return n - 1 - i
 		}
-		vals := make(plotter.Values, len(s.Values))
+		return i
+	}
+	perGroup := len(series)
+	if disjoint(series, n) {
+		perGroup = 1
+	}
+	perGroup = max(perGroup, 1)
+	for _, s := range series {
+		if len(series) > 1 {
+			p.Legend.Add(s.Name) // thumbnails come with the bars; here the legend's size is what counts
+		}
+	}
+	legend := p.Legend.Rectangle(draw.Canvas{})
+	p.Legend = plot.NewLegend()
+	catLen := dataWidth(p, labels, horizontal)
+	rows := n // category slots: the labels, and on a horizontal chart empty rows on top for the legend
+	if horizontal {
+		catLen = dataHeight(p)
+		if len(series) > 1 {
+			f := float64(legend.Max.Y-legend.Min.Y+vg.Points(6)) / float64(catLen)
+			rows += int(math.Ceil(float64(n) * f / (1 - math.Min(f, 0.6))))
+		}
+		fitLabels(p, rows, catLen)
+	}
+	w := vg.Length(math.Min(float64(barMax(horizontal)), 0.8*float64(catLen)/float64(rows*perGroup)))
+	for i, s := range series {
+		vals := make(plotter.Values, n)
 		for j, v := range s.Values {
-			vals[j] = scale(v)
+			vals[pos(j)] = scale(v)
 		}
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
 			return nil, fmt.Errorf("bars %q: %w", title, err)
 		}
+		b.Horizontal = horizontal
 		b.Color = plotutil.Color(i)
 		b.LineStyle.Width = 0
-		b.Offset = w * vg.Length(float64(i)-float64(n-1)/2)
+		if perGroup > 1 {
+			b.Offset = w * vg.Length(float64(i)-float64(perGroup-1)/2)
+			if horizontal { // the first series on top within each group
+				b.Offset = -b.Offset
+			}
+		}
 		p.Add(b)
 		if len(series) > 1 {
 			p.Legend.Add(s.Name, b)
 		}
 	}
 	p.Legend.Top = true
-	p.NominalX(labels...)
-	p.X.Tick.Label.Rotation = 0
-	if len(labels) > 5 {
-		p.X.Tick.Label.Rotation = math.Pi / 8
-		p.X.Tick.Label.XAlign = draw.XRight
-		p.X.Tick.Label.YAlign = draw.YCenter
+	p.Legend.YOffs = -vg.Points(2)
+	names := make([]string, n)
+	for i, l := range labels {
+		names[pos(i)] = l
 	}
+	if horizontal {
+		p.NominalY(names...)
+	} else {
+		p.NominalX(names...)
+	}
+	cat.Min, cat.Max = -0.5, float64(rows)-0.5
 	if refLine > 0 {
-		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: scale(refLine)}, {X: float64(len(labels)) - 0.5, Y: scale(refLine)}})
+		a, b := plotter.XY{X: -0.5, Y: scale(refLine)}, plotter.XY{X: float64(n) - 0.5, Y: scale(refLine)}
+		if horizontal {
+			a.X, a.Y, b.X, b.Y = a.Y, a.X, b.Y, b.X
+		}
+		l, err := plotter.NewLine(plotter.XYs{a, b})
 		if err == nil {
 			l.Color = color.Gray{Y: 100}
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
@@ -104,13 +165,91 @@ func Bars(title, yLabel string, labels []string, series []Series, logY bool, ref
 		}
 	}
 	p.Add(plotter.NewGrid())
+	top := 0.0
 	switch {
 	case logY && hi > 0:
-		p.Y.Max = math.Ceil(scale(math.Max(hi, refLine)) + 0.05)
-	case hi > 0: // head room above the tallest bar for the legend
-		p.Y.Max = math.Max(hi, refLine) * 1.25
+		top = math.Ceil(scale(math.Max(hi, refLine)) + 0.05)
+	case hi > 0:
+		top = math.Max(hi, refLine) * 1.05
+	}
+	if top > 0 {
+		val.Max = top
+		if len(series) > 1 && !horizontal { // the legend sits in the top right corner: keep the bars under it
+			room := (legend.Max.Y - legend.Min.Y + vg.Points(6)) / dataHeight(p)
+			val.Max = math.Max(top, scale(math.Max(hi, refLine))/(1-math.Min(0.6, float64(room))))
+		}
 	}
 	return p, nil
+}
+
+// barMax is the widest a bar gets.
+func barMax(horizontal bool) vg.Length {
+	if horizontal {
+		return vg.Points(24)
+	}
+	return vg.Points(40)
+}
+
+// labelsFit reports whether every label fits under its group of upright bars, unrotated.
+func labelsFit(p *plot.Plot, labels []string) bool {
+	slot := dataWidth(p, labels, false) / vg.Length(len(labels))
+	for _, l := range labels {
+		if p.X.Tick.Label.Width(l) > 0.9*slot {
+			return false
+		}
+	}
+	return true
+}
+
+// dataWidth is about how wide the data area is: the chart less the value axis on the left (upright
+// bars) or the labels (horizontal bars).
+func dataWidth(p *plot.Plot, labels []string, horizontal bool) vg.Length {
+	if !horizontal {
+		return Width - 2*Margin - vg.Points(60)
+	}
+	widest := vg.Length(0)
+	for _, l := range labels {
+		widest = max(widest, p.Y.Tick.Label.Width(l))
+	}
+	return Width - 2*Margin - widest - vg.Points(20)
+}
+
+// dataHeight is about how high the data area is: the chart less the title and the bottom axis.
+func dataHeight(p *plot.Plot) vg.Length {
+	h := Height - 2*Margin - vg.Points(40)
+	if p.Title.Text != "" {
+		h -= p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	}
+	return h
+}
+
+// fitLabels shrinks the labels down the left of a horizontal chart until n of them fit in length
+// without touching (not below 6 points).
+func fitLabels(p *plot.Plot, n int, length vg.Length) {
+	f := &p.Y.Tick.Label.Font
+	for f.Size > vg.Points(6) && p.Y.Tick.Label.Height("Mg")*1.1*vg.Length(n) > length {
+		f.Size -= vg.Points(0.5)
+	}
+}
+
+// disjoint reports whether the series never share a label: each of the n labels has a value in at
+// most one series (and there are several series).
+func disjoint(series []Series, n int) bool {
+	if len(series) < 2 {
+		return false
+	}
+	for j := 0; j < n; j++ {
+		k := 0
+		for _, s := range series {
+			if v := s.Values[j]; v > 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				k++
+			}
+		}
+		if k > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // decadeTicks labels a linear axis of log10(value) - floorExp with the values, one tick per decade.
@@ -249,14 +388,24 @@ func Roofline(title string, copyGBps, peakGFLOPS float64, points []Point) (*plot
 	return p, nil
 }
 
-// Render draws p in a format "svg" or "png" (or any gonum/plot knows) at the suite's size.
+// Margin is the blank border around every chart, so that no label touches the edge.
+var Margin = vg.Points(4)
+
+// Render draws p in a format "svg" or "png" (or any gonum/plot knows) at the suite's size, inside
+// a Margin of its background colour.
 func Render(p *plot.Plot, format string) ([]byte, error) {
-	wt, err := p.WriterTo(Width, Height, format)
+	c, err := draw.NewFormattedCanvas(Width, Height, format)
 	if err != nil {
 		return nil, fmt.Errorf("rendering %q as %s: %w", p.Title.Text, format, err)
 	}
+	dc := draw.New(c)
+	if p.BackgroundColor != nil {
+		dc.SetColor(p.BackgroundColor)
+		dc.Fill(dc.Rectangle.Path())
+	}
+	p.Draw(draw.Crop(dc, Margin, -Margin, Margin, -Margin))
 	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
+	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("rendering %q as %s: %w", p.Title.Text, format, err)
 	}
 	return buf.Bytes(), nil

@@ -165,6 +165,9 @@ func PTX(src Source, opts Options) (*Result, error) {
 	if err := CheckArch(strings.TrimPrefix(flags[0], "--gpu-architecture=")); err != nil {
 		return nil, fmt.Errorf("compiling %s: %w", src.Name, err)
 	}
+	if err := Fits(src, opts); err != nil {
+		return nil, err
+	}
 	res := &Result{Name: src.Name, Arch: strings.TrimPrefix(flags[0], "--gpu-architecture="), Flags: flags, NVRTC: version}
 	key := cacheKey(src.Code, flags, version)
 	if !opts.NoCache {
@@ -175,7 +178,7 @@ func PTX(src Source, opts Options) (*Result, error) {
 	}
 	start := time.Now()
 	nvrtcMu.Lock()
-	ptx, log, err := run(src, flags)
+	ptx, log, err := run(src, flags, true)
 	nvrtcMu.Unlock()
 	res.Duration = time.Since(start)
 	res.Log = strings.TrimSpace(log)
@@ -187,7 +190,8 @@ func PTX(src Source, opts Options) (*Result, error) {
 	return res, nil
 }
 
-func run(src Source, flags []string) (ptx, log string, err error) {
+// run compiles src with flags and returns NVRTC's log and, when wantPTX, the PTX.
+func run(src Source, flags []string, wantPTX bool) (ptx, log string, err error) {
 	prog, err := nvrtc.CreateProgram(src.Code, src.Name)
 	if err != nil {
 		return "", "", fmt.Errorf("NVRTC could not create a program for %s: %w", src.Name, err)
@@ -197,6 +201,9 @@ func run(src Source, flags []string) (ptx, log string, err error) {
 	log, _ = prog.GetLog()
 	if cerr != nil {
 		return "", log, &Error{Name: src.Name, Log: log, Code: src.Code, Flags: flags}
+	}
+	if !wantPTX {
+		return "", log, nil
 	}
 	ptx, err = prog.GetPTX()
 	if err != nil {

@@ -29,6 +29,9 @@ type DeviceInfo struct {
 	RegsPerSM              int    `json:"regs_per_sm"`
 	WarpSize               int    `json:"warp_size"`
 	DriverVersion          int    `json:"driver_version"` // CUDA driver API version, 13000 for 13.0
+	// Emulation is set when the limits above are a profile's (KERNELS_EMULATE), not the GPU's own:
+	// the kernels run, and are timed, on the host it names.
+	Emulation *Emulation `json:"emulation,omitempty"`
 }
 
 // Arch is the NVRTC virtual architecture for the device, for example "compute_90".
@@ -60,17 +63,33 @@ func (d DeviceInfo) FP32LanesPerSM() int {
 	}
 }
 
-// PeakFP32GFLOPS is the FP32 peak from device attributes: SMs x FMA lanes x 2 FLOPs x clock.
-// The clock is the one the driver reports (the boost clock); a throttled GPU runs below it.
+// Hardware is the GPU that runs the kernels: the host of an emulation, or d itself. Rates (peaks,
+// bandwidth) come from it, since every timing is the host's.
+func (d DeviceInfo) Hardware() DeviceInfo {
+	if d.Emulation != nil {
+		return d.Emulation.Host
+	}
+	return d
+}
+
+// PeakFP32GFLOPS is the FP32 peak from device attributes: SMs x FMA lanes x 2 FLOPs x clock, of the
+// hardware (an emulation's host). The clock is the one the driver reports (the boost clock); a
+// throttled GPU runs below it.
 func (d DeviceInfo) PeakFP32GFLOPS() float64 {
-	return float64(d.SMs*d.FP32LanesPerSM()*2) * float64(d.ClockMHz) / 1e3
+	h := d.Hardware()
+	return float64(h.SMs*h.FP32LanesPerSM()*2) * float64(h.ClockMHz) / 1e3
 }
 
 // TheoreticalBandwidthGBs is the DRAM bandwidth from the memory clock and bus width (double data
-// rate). Lessons compare against the measured copy bandwidth instead; this is for context.
+// rate) of the hardware. Lessons compare against the measured copy bandwidth instead; this is for
+// context.
 func (d DeviceInfo) TheoreticalBandwidthGBs() float64 {
-	return 2 * float64(d.MemClockMHz) * 1e6 * float64(d.MemBusWidthBits/8) / 1e9
+	h := d.Hardware()
+	return 2 * float64(h.MemClockMHz) * 1e6 * float64(h.MemBusWidthBits/8) / 1e9
 }
+
+// CC is the compute capability times ten: 90 for 9.0.
+func (d DeviceInfo) CC() int { return 10*d.Major + d.Minor }
 
 // String is a one-line summary of the device.
 func (d DeviceInfo) String() string {

@@ -6,10 +6,6 @@ import (
 	"testing"
 )
 
-// h100 is the H100's launch limits, as the driver reports them.
-var h100 = DeviceInfo{Name: "H100", Major: 9, SMs: 132, MaxThreadsPerBlock: 1024, MaxThreadsPerSM: 2048, MaxBlocksPerSM: 32,
-	MaxSharedPerBlock: 48 << 10, MaxSharedPerBlockOptin: 227 << 10, MaxSharedPerSM: 228 << 10, RegsPerSM: 65536, WarpSize: 32}
-
 func TestCheckConfigNamesTheLimit(t *testing.T) {
 	k := KernelAttrs{Registers: 32, MaxThreadsPerBlock: 1024}
 	cases := []struct {

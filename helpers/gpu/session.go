@@ -18,11 +18,23 @@ type Session struct {
 // Open opens device 0. In the nocuda build, or when no GPU answers, the error wraps ErrNoGPU.
 func Open() (*Session, error) { return OpenDevice(0) }
 
-// OpenDevice opens the device with the given ordinal.
+// OpenDevice opens the device with the given ordinal. When KERNELS_EMULATE names a profile, the
+// session's Device is the device emulating it (Emulate): plans, launch checks and occupancy see the
+// profile's limits; a profile the device cannot emulate is an error.
 func OpenDevice(ordinal int) (*Session, error) {
+	p, emulate, err := EmulatedProfile()
+	if err != nil {
+		return nil, err
+	}
 	drv, info, err := openDriver(ordinal)
 	if err != nil {
 		return nil, err
+	}
+	if emulate {
+		if info, err = Emulate(info, p); err != nil {
+			drv.close()
+			return nil, err
+		}
 	}
 	return &Session{Device: info, drv: drv}, nil
 }
@@ -133,6 +145,9 @@ func (k *Kernel) Occupancy(blockThreads, dynShared int) (Occupancy, error) {
 	n, err := k.s.drv.occupancy(k.fn, blockThreads, dynShared)
 	if err != nil {
 		return est, fmt.Errorf("kernel %s: occupancy for block %d: %w", k.Name, blockThreads, err)
+	}
+	if k.s.Device.Emulation != nil {
+		n = min(n, est.BlocksPerSM) // the host may fit more blocks than the emulated GPU's limits allow
 	}
 	est.BlocksPerSM = n
 	est.WarpsPerSM = n * CeilDiv(blockThreads, 32)

@@ -114,8 +114,9 @@ func (p *Program) CompileNote() string {
 
 // CompileFiles compiles the named files of a lesson's kernel folder (each with every set of
 // defines that defines returns for it; nil: once, without) and shows one line per build, so that a
-// reader sees at once that NVRTC works and that every step compiles. A compile error stops it,
-// with the compiler's log.
+// reader sees at once that NVRTC works and that every step compiles. A source that needs more than
+// this GPU has is not compiled and says so on its line; a compile error stops it, with the
+// compiler's log.
 func (e *Env) CompileFiles(dir compile.Files, files []string, defines func(file string) [][]string) error {
 	for _, f := range files {
 		src, err := dir.Source(f)
@@ -129,13 +130,17 @@ func (e *Env) CompileFiles(dir compile.Files, files []string, defines func(file 
 			}
 		}
 		for _, d := range sets {
-			prog, err := e.BuildWith(src, compile.Options{Defines: d})
-			if err != nil {
-				return err
-			}
 			name := f
 			if d != nil {
 				name = fmt.Sprintf("%s %v", f, d)
+			}
+			prog, err := e.BuildWith(src, compile.Options{Defines: d})
+			if IsRefusal(err) {
+				show.Note(show.Warning, name+": not compiled for this GPU: "+err.Error())
+				continue
+			}
+			if err != nil {
+				return err
 			}
 			show.Note(show.Success, name+": "+prog.CompileNote())
 		}

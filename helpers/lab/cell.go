@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
@@ -23,6 +24,10 @@ func Cell(body func(env *Env) error) {
 	}
 	defer env.Close()
 	if err := body(env); err != nil {
+		if IsRefusal(err) {
+			ShowRefusal(err) // a step this GPU cannot run: a note naming the need, not an error
+			return
+		}
 		show.Error(err)
 	}
 }
@@ -45,6 +50,7 @@ func Doctor(env *Env) show.Table {
 		add("L2, shared memory", fmt.Sprintf("L2 %d MiB; shared memory %d KiB per block (%d KiB opt-in), %d KiB per SM",
 			d.L2Bytes>>20, d.MaxSharedPerBlock>>10, d.MaxSharedPerBlockOptin>>10, d.MaxSharedPerSM>>10))
 		add("cgo headers", "CUDA "+env.Receipt.CUDAHeaders+"'s cuda.h (gorgonia.org/cu builds against 11.x/12.x headers and runs on newer drivers)")
+		add("datasheet", datasheet(d))
 	} else {
 		add("why", env.Why.Error())
 		if out, err := exec.Command("nvidia-smi", "-L").CombinedOutput(); err == nil {
@@ -53,11 +59,17 @@ func Doctor(env *Env) show.Table {
 			add("nvidia-smi", "not found or no GPU answered")
 		}
 		if env.Receipt.Device.Name != "" {
-			add("recorded results", fmt.Sprintf("%s, driver %s, measured %s", env.Receipt.Device.Name, env.Receipt.DriverRelease, dateOf(env.Receipt.Date)))
+			add("recorded results", fmt.Sprintf("%s, driver %s, measured %s", env.Receipt.Device.Hardware().Name, env.Receipt.DriverRelease, dateOf(env.Receipt.Date)))
 		}
 		if v := os.Getenv("KERNELS_CGO_CUDA"); v != "" {
 			add("cgo headers", "CUDA "+v+"'s cuda.h for the GPU build (picked by .ci/env.sh; this no-GPU build does not use it)")
 		}
+	}
+	if em := env.Device().Emulation; em != nil {
+		add("emulating", fmt.Sprintf("%s=%s: the %s's compute capability (%s) and limits (%d SMs, %d KiB of shared memory per block, %d MiB of L2) on the %s; every time is the %s's",
+			gpu.EmulateEnv, em.Profile, em.Profile, env.Device().ComputeCapability(), env.Device().SMs, env.Device().MaxSharedPerBlockOptin>>10, env.Device().L2Bytes>>20, em.Host.Name, em.Host.Name))
+	} else {
+		add("emulating", fmt.Sprintf("no (set %s to one of %s to run the suite as on that GPU)", gpu.EmulateEnv, strings.Join(gpu.ProfileKeys(), ", ")))
 	}
 	nvrtc := "NVRTC " + env.Receipt.NVRTC
 	if lib := compile.Library(); lib != "" {
@@ -78,6 +90,22 @@ func Doctor(env *Env) show.Table {
 		add("PTX cache", homeRelative(dir))
 	}
 	return t
+}
+
+// datasheet is the row of the GPU's datasheet peaks, from its profile when the table knows it.
+func datasheet(d gpu.DeviceInfo) string {
+	p, ok := gpu.ProfileOf(d)
+	if !ok {
+		return "this GPU is not in the profile table (helpers/gpu/profiles.go): tensor-core steps are shown without a tensor peak"
+	}
+	tc := func(v float64) string {
+		if v == 0 {
+			return "none"
+		}
+		return fmt.Sprintf("%g", v)
+	}
+	return fmt.Sprintf("%s: %.0f GB/s, FP32 %g TFLOP/s, tensor cores TF32 %s, FP16 %s, BF16 %s TFLOP/s (dense, vendor figures: ceilings, not measurements)",
+		p.Name, p.BandwidthGBs, p.FP32TFLOPS, tc(p.TF32TFLOPS), tc(p.FP16TFLOPS), tc(p.BF16TFLOPS))
 }
 
 // homeRelative writes a path under the home folder as ~/..., so that outputs name no user's folder.

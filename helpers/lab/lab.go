@@ -56,17 +56,24 @@ type Env struct {
 	Receipt record.Receipt
 	// Why is the reason for the no-GPU mode.
 	Why error
+	// Quick says that runs use the short method: fewer repetitions and sweep points, the same
+	// headline cases (Options.Quick, or KERNELS_QUICK=1 for every cell of a notebook).
+	Quick bool
 
 	programs map[string]*Program // built sources, by source and options
 }
 
 // Options tune Open.
 type Options struct {
-	// Quick uses bench.Quick instead of bench.Default.
+	// Quick uses bench.Quick instead of bench.Default, and quick runs; KERNELS_QUICK=1 sets it too.
 	Quick bool
 	// RefreshCopyBandwidth measures the copy bandwidth again instead of using the cached figure.
 	RefreshCopyBandwidth bool
 }
+
+// QuickEnv set to 1 makes every env use the short method (Options.Quick): how the GPU matrix
+// (cmd/gpus) runs every notebook under every profile in minutes.
+const QuickEnv = "KERNELS_QUICK"
 
 // RecordedDevice is the lesson whose receipt describes the recorded GPU in the no-GPU mode.
 const RecordedDevice = "00_setup"
@@ -77,21 +84,14 @@ func Open() (*Env, error) { return OpenWith(Options{}) }
 // OpenWith opens the GPU, measures (or reads the cached) copy bandwidth and fills the receipt. With
 // no GPU it returns a no-GPU Env and no error; any other failure is an error.
 func OpenWith(opts Options) (*Env, error) {
+	opts.Quick = opts.Quick || os.Getenv(QuickEnv) == "1"
 	nvrtcVersion, err := compile.Version()
 	if err != nil {
 		return nil, fmt.Errorf("NVRTC is not usable (install the CUDA headers and NVRTC with bash .ci/setup.sh): %w", err)
 	}
 	s, err := gpu.Open()
 	if errors.Is(err, gpu.ErrNoGPU) {
-		env := &Env{Mode: NoGPUMode, Why: err}
-		if rec, rerr := record.LoadFS(results.FS, RecordedDevice); rerr == nil {
-			env.Receipt = rec.Receipt
-		}
-		env.Receipt.NVRTC = nvrtcVersion
-		if env.Receipt.Arch == "" {
-			env.Receipt.Arch = "compute_90"
-		}
-		return env, nil
+		return openNoGPU(err, nvrtcVersion)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the GPU: %w", err)
@@ -100,7 +100,7 @@ func OpenWith(opts Options) (*Env, error) {
 	if opts.Quick {
 		b.Method = bench.Quick
 	}
-	env := &Env{Mode: GPUMode, Session: s, Bench: b}
+	env := &Env{Mode: GPUMode, Session: s, Bench: b, Quick: opts.Quick}
 	d := s.Device
 	env.Receipt = record.Receipt{
 		Device:        d,
@@ -122,6 +122,48 @@ func OpenWith(opts Options) (*Env, error) {
 	}
 	env.Receipt.CopyGBps = bw
 	return env, nil
+}
+
+// openNoGPU is the no-GPU Env: the recorded GPU's receipt, or, when KERNELS_EMULATE names a
+// profile, that GPU emulating the profile (kernels compile for the profile's architecture, plans
+// see its limits, and the recorded runs shown leave out the steps it cannot run).
+func openNoGPU(why error, nvrtcVersion string) (*Env, error) {
+	env := &Env{Mode: NoGPUMode, Why: why}
+	if rec, rerr := record.LoadFS(results.FS, RecordedDevice); rerr == nil {
+		env.Receipt = rec.Receipt
+	}
+	env.Receipt.NVRTC = nvrtcVersion
+	if env.Receipt.Arch == "" {
+		env.Receipt.Arch = "compute_90"
+	}
+	p, emulate, err := gpu.EmulatedProfile()
+	if err != nil {
+		return nil, err
+	}
+	if emulate {
+		if env.Receipt.Device, err = gpu.Emulate(env.Receipt.Device, p); err != nil {
+			return nil, err
+		}
+		env.Receipt.Arch = env.Receipt.Device.Arch()
+	}
+	return env, nil
+}
+
+// Device is the GPU the env's plans see: the session's in the GPU mode, the recorded one (or the
+// profile it emulates) in the no-GPU mode.
+func (e *Env) Device() gpu.DeviceInfo {
+	if e.GPU() {
+		return e.Session.Device
+	}
+	return e.Receipt.Device
+}
+
+// Emulating is the profile key the env emulates (KERNELS_EMULATE), or "".
+func (e *Env) Emulating() string {
+	if em := e.Receipt.Device.Emulation; em != nil {
+		return em.Profile
+	}
+	return ""
 }
 
 // driverRelease asks nvidia-smi for the driver's release number; the driver API only has the CUDA version.
@@ -151,15 +193,19 @@ func (e *Env) Arch() string { return e.Receipt.Arch }
 // Banner says in a sentence or two which mode runs and why.
 func (e *Env) Banner() string {
 	r := e.Receipt
+	emu := ""
+	if em := r.Device.Emulation; em != nil {
+		emu = fmt.Sprintf(" Emulating the %s limits (%s=%s): steps the %s cannot run are refused, every time is the %s's.", em.Profile, gpu.EmulateEnv, em.Profile, em.Profile, em.Host.Name)
+	}
 	if e.GPU() {
-		return fmt.Sprintf("GPU mode: %s, driver %s (CUDA %s), NVRTC %s compiling for %s; copy bandwidth %.0f GB/s (measured), FP32 peak %.1f TFLOP/s.",
-			r.Device, r.DriverRelease, r.CUDADriver, r.NVRTC, r.Arch, r.CopyGBps, r.PeakGFLOPS/1e3)
+		return fmt.Sprintf("GPU mode: %s, driver %s (CUDA %s), NVRTC %s compiling for %s; copy bandwidth %.0f GB/s (measured), FP32 peak %.1f TFLOP/s.%s",
+			r.Device, r.DriverRelease, r.CUDADriver, r.NVRTC, r.Arch, r.CopyGBps, r.PeakGFLOPS/1e3, emu)
 	}
 	rec := "no recorded run was found"
 	if r.Device.Name != "" {
-		rec = fmt.Sprintf("the timings shown are the recorded results of a real run on %s (driver %s, CUDA %s) on %s", r.Device.Name, r.DriverRelease, r.CUDADriver, dateOf(r.Date))
+		rec = fmt.Sprintf("the timings shown are the recorded results of a real run on %s (driver %s, CUDA %s) on %s", r.Device.Hardware().Name, r.DriverRelease, r.CUDADriver, dateOf(r.Date))
 	}
-	return fmt.Sprintf("No-GPU mode (%v). Kernels still compile with NVRTC %s for %s and the CPU references run; %s.", e.Why, r.NVRTC, r.Arch, rec)
+	return fmt.Sprintf("No-GPU mode (%v). Kernels still compile with NVRTC %s for %s and the CPU references run; %s.%s", e.Why, r.NVRTC, r.Arch, rec, emu)
 }
 
 func dateOf(rfc string) string {
@@ -190,11 +236,20 @@ func (e *Env) Measure(rec record.Record, w bench.Work, run func() error) (record
 }
 
 // WithTiming fills a record's times and rates from a timing (also one measured elsewhere, such as
-// PyTorch's, by the same method).
+// PyTorch's, by the same method). Its FLOP share is of the peak of its dtype (Receipt.PeakFor: the
+// FP32 peak, or the datasheet tensor-core peak of a tensor-core format), named in PeakOf.
 func (e *Env) WithTiming(rec record.Record, w bench.Work, t bench.Timing) record.Record {
-	rt := bench.RatesOf(w, t.Median, e.Receipt.CopyGBps, e.Receipt.PeakGFLOPS)
+	peak := e.Receipt.PeakFor(rec.DType)
+	rt := bench.RatesOf(w, t.Median, e.Receipt.CopyGBps, peak.GFLOPS)
 	rec.MedianMS, rec.MinMS, rec.MaxMS = t.Median, t.Min, t.Max
 	rec.GBps, rec.PctBW, rec.GFLOPs, rec.PctFLOPs = rt.GBps, rt.PctBW, rt.GFLOPs, rt.PctFLOPs
+	switch {
+	case rt.GFLOPs <= 0:
+	case peak.Missing != "":
+		rec.PeakOf = "unknown: " + peak.Missing
+	default:
+		rec.PeakOf = peak.Label()
+	}
 	return rec
 }
 
@@ -203,6 +258,6 @@ func (e *Env) WithTiming(rec record.Record, w bench.Work, t bench.Timing) record
 func (e *Env) CopyRecord(caseName string) record.Record {
 	ms := 2 * bench.CopyBytes / (e.Receipt.CopyGBps * 1e9) * 1e3
 	return e.WithTiming(record.Record{Case: caseName, Variant: "device copy", Kind: "baseline", DType: "bytes",
-		Shape: fmt.Sprintf("%d MiB copied", bench.CopyBytes>>20), Note: "cuMemcpyDtoD, bytes read + written: the 100% line"},
+		Shape: CopyShape(), Note: "cuMemcpyDtoD, bytes read + written: the 100% line"},
 		bench.Work{Bytes: 2 * bench.CopyBytes}, bench.Timing{Median: ms, Min: ms, Max: ms})
 }

@@ -61,3 +61,28 @@ func TestBuildExercise(t *testing.T) {
 		t.Errorf("wrong name: %+v %v", r, err)
 	}
 }
+
+// KERNELS_EMULATE in the no-GPU mode: kernels compile for the profile, plans see its limits, the
+// banner says so, and a profile newer than the recorded GPU is refused.
+func TestNoGPUModeEmulates(t *testing.T) {
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	t.Setenv("KERNELS_EMULATE", "t4")
+	env, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Arch() != "compute_75" || env.Emulating() != "t4" || env.Device().SMs != 40 || env.Device().MaxSharedPerBlockOptin != 64<<10 {
+		t.Errorf("emulated T4: arch %s, emulating %q, device %+v", env.Arch(), env.Emulating(), env.Device())
+	}
+	if b := env.Banner(); !strings.Contains(b, "compute_75") || !strings.Contains(b, "Emulating the t4 limits") {
+		t.Errorf("banner: %s", b)
+	}
+	_, err = env.Build(compile.Source{Name: "async.cu", Code: "// Needs: compute capability 8.0 (cp.async).\nextern \"C\" __global__ void k() {}\n"})
+	if !IsRefusal(err) || !strings.Contains(err.Error(), "async.cu needs compute capability 8.0 (cp.async)") {
+		t.Errorf("an 8.0 source on an emulated T4: want a refusal, got %v", err)
+	}
+	t.Setenv("KERNELS_EMULATE", "rtx5090")
+	if _, err := Open(); err == nil || !strings.Contains(err.Error(), "cannot emulate") {
+		t.Errorf("the recorded H100 emulating an RTX 5090: want a refusal, got %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
@@ -19,8 +20,13 @@ import (
 type Lesson struct {
 	ID    string // file names: results/<ID>.json, notebooks/<ID>.ipynb
 	Title string
-	// Run measures every step and baseline. quick trades repetitions and sweep points for time.
+	// Run measures every step and baseline. quick trades repetitions and sweep points for time:
+	// every headline point of Plan is measured at the same shape either way.
 	Run func(env *Env, quick bool) (*record.Run, error)
+	// Plan lists the (case, shape) points Run measures on a GPU d, full or quick, from the sizes Run
+	// itself takes: a quick plan has the full plan's headline points and a subset of its sweeps
+	// (checked with no GPU against the recorded run, and after every reproduce run).
+	Plan func(quick bool, d gpu.DeviceInfo) []Point
 	// Tables are the lesson's tables from a run: the article's numbers beside the run's.
 	Tables func(run *record.Run) []show.Table
 	// Figures are the lesson's charts from a run.
@@ -33,6 +39,10 @@ type Lesson struct {
 	// Article is the article's own table as records (Device names the article's GPU; the times,
 	// and its % where it gives one), for the comparison; nil when the lesson has no article.
 	Article func() []record.Record
+	// Steps checks every step of the lesson (each named as its records name it) on a GPU: does its
+	// source's declared need and its plan at the lesson's shape let it run there (CheckStep). Runs
+	// skip the refused ones and record them (RefusedRecord); the doctor lists them.
+	Steps func(d gpu.DeviceInfo) []StepCheck
 }
 
 // Figure is a named chart; the name is its file name without extension.
@@ -45,9 +55,19 @@ type Figure struct {
 // Notebook cells call this so that the same cell shows real numbers in either mode.
 func (e *Env) Results(l Lesson, quick bool) (*record.Run, error) {
 	if !e.GPU() {
-		return e.Recorded(l.ID)
+		return e.recordedFor(l)
 	}
 	return l.Run(e, quick)
+}
+
+// recordedFor is the recorded run of l as the env's GPU would show it: under an emulated profile,
+// without the steps the profile cannot run.
+func (e *Env) recordedFor(l Lesson) (*record.Run, error) {
+	run, err := e.Recorded(l.ID)
+	if err != nil || e.Emulating() == "" {
+		return run, err
+	}
+	return WithoutRefused(run, l.RefusedOn(e.Device())), nil
 }
 
 // Keep saves a run measured in a notebook cell so that later cells (each a new process) can show
@@ -64,8 +84,9 @@ func (e *Env) Keep(run *record.Run) error {
 // there is none; in the no-GPU mode it is the recorded run.
 func (e *Env) Last(l Lesson, quick bool) (*record.Run, error) {
 	if !e.GPU() {
-		return e.Recorded(l.ID)
+		return e.recordedFor(l)
 	}
+	quick = quick || e.Quick
 	if path, err := keptPath(l.ID); err == nil {
 		if run, err := record.Load(path); err == nil && run.Receipt.Device.Name == e.Receipt.Device.Name && run.Receipt.Method == e.Receipt.Method {
 			return run, nil
@@ -79,11 +100,21 @@ func (e *Env) Last(l Lesson, quick bool) (*record.Run, error) {
 }
 
 func keptPath(lesson string) (string, error) {
+	dir, err := KeptRunsDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, lesson+".json"), nil
+}
+
+// KeptRunsDir is the folder of the runs cells keep (Keep): runs/ beside the PTX cache, so
+// $KERNELS_CACHE_DIR/runs when that is set.
+func KeptRunsDir() (string, error) {
 	dir, err := compile.CacheDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(dir), "runs", lesson+".json"), nil
+	return filepath.Join(filepath.Dir(dir), "runs"), nil
 }
 
 // ErrNoRecord is returned by Shown in the no-GPU mode when the lesson has no recorded run; Shown has
@@ -154,6 +185,9 @@ func (e *Env) ShowRun(l Lesson, tables func(run *record.Run) []show.Table, figur
 		return err
 	}
 	for _, t := range tables(run) {
+		t.Display()
+	}
+	if t, ok := RefusedTable(run); ok {
 		t.Display()
 	}
 	if len(figures) == 0 {

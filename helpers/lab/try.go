@@ -38,6 +38,13 @@ func (e *Env) Try(t Trial, code string) error {
 	if t.Close != nil {
 		defer t.Close()
 	}
+	if code != "" {
+		// A step this GPU cannot run is refused whatever the reader wrote: the original's declared
+		// need decides (a copy of the source in a cell may lack the line).
+		if _, err := t.Compile(""); IsRefusal(err) {
+			return err
+		}
+	}
 	reps, err := t.Compile(code)
 	if err != nil {
 		return err // a *compile.Error: the cell shows the log with the source lines
@@ -90,8 +97,9 @@ func capital(s string) string {
 }
 
 // TryTable pairs the original step's records with the reader's, case by case: both medians, the
-// speedup, the reader's fraction of the copy bandwidth or of the FP32 peak (whichever it uses
-// more), and the reader's check. faster says the reader's kernel was faster on every case.
+// speedup, the reader's fraction of the copy bandwidth or of the peak of its dtype (FP32, or the
+// datasheet tensor-core peak: whichever it uses more), and the reader's check. faster says the
+// reader's kernel was faster on every case.
 func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (show.Table, bool) {
 	t := show.Table{Title: "Your " + step + " beside the original, measured in this run",
 		Header: []string{"case", "dtype", "shape", "original", "yours", "yours vs original", "yours: share of the GPU", "your check"}}
@@ -107,8 +115,8 @@ func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (
 			faster = faster && m.MedianMS < o.MedianMS
 		}
 		share := show.Pct(m.PctBW) + " of copy BW"
-		if m.PctFLOPs > m.PctBW {
-			share = show.Pct(m.PctFLOPs) + " of FP32 peak"
+		if pct, peak, ok := receipt.FLOPShare(m); ok && pct > m.PctBW || !ok && peak.Tensor() && m.GFLOPs > 0 {
+			share = show.PeakShare(receipt, m) // a tensor-core peak this GPU lacks is said, not replaced
 		}
 		chk := "FAIL"
 		if m.Correct {
@@ -116,7 +124,8 @@ func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (
 		}
 		t.Rows = append(t.Rows, []string{m.Case, m.DType, m.Shape, bench.FormatMS(o.MedianMS), bench.FormatMS(m.MedianMS), sp, share, chk})
 	}
-	t.Caption = "Both kernels checked on NaN-poisoned outputs against the float64 reference, then timed by the suite's method in one process. Measured: " + receipt.String()
+	t.Caption = show.Sentences("Both kernels checked on NaN-poisoned outputs against the float64 reference, then timed by the suite's method in one process.",
+		show.PeakNote(receipt, mine), "Measured: "+receipt.String())
 	return t, faster
 }
 

@@ -152,7 +152,8 @@ func Ratio(a, b float64) string {
 // Records is the table of a case's records: time with spread, throughput against the measured peaks,
 // the speedup over each named baseline (ratios of medians from the same run), and correctness.
 func Records(title string, recs []record.Record, receipt record.Receipt, baselines ...string) Table {
-	t := Table{Title: title, Header: []string{"variant", "dtype", "shape", "median", "min .. max", "GB/s", "% copy BW", "GFLOP/s", "% FP32 peak"}}
+	peakHeader, peakCell := PeakColumn(receipt, recs)
+	t := Table{Title: title, Header: []string{"variant", "dtype", "shape", "median", "min .. max", "GB/s", "% copy BW", "GFLOP/s", peakHeader}}
 	medians := map[string]float64{}
 	for _, r := range recs {
 		medians[r.Variant] = r.MedianMS
@@ -163,7 +164,7 @@ func Records(title string, recs []record.Record, receipt record.Receipt, baselin
 	t.Header = append(t.Header, "check")
 	for _, r := range recs {
 		row := []string{r.Variant, r.DType, r.Shape, bench.FormatMS(r.MedianMS),
-			bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS), Num(r.GBps), Pct(r.PctBW), Num(r.GFLOPs), Pct(r.PctFLOPs)}
+			bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS), Num(r.GBps), Pct(r.PctBW), Num(r.GFLOPs), peakCell(r)}
 		for _, b := range baselines {
 			row = append(row, Times(medians[b]/r.MedianMS))
 		}
@@ -171,6 +172,9 @@ func Records(title string, recs []record.Record, receipt record.Receipt, baselin
 		t.Rows = append(t.Rows, row)
 	}
 	t.Caption = "Measured: " + receipt.String()
+	if note := PeakNote(receipt, recs); note != "" {
+		t.Caption = note + " " + t.Caption
+	}
 	return t
 }
 

@@ -20,6 +20,7 @@
 // __launch_bounds__(256, 2): at most 128 registers, two blocks per SM (the FP16 kernel would take
 // 154 and fit one block: 0.79 ms instead of 0.47 at AlexNet's layer on an H100).
 // Limits: Kg = C*R*R <= 4096, sides < 8192, compute capability 8.0+ (mma.sync with TF32).
+// Needs: compute capability 8.0 (mma.sync m16n8k8 TF32 and m16n8k16 FP16).
 #include <cuda_fp16.h>
 #define BM 128
 #define BN 96

@@ -22,6 +22,7 @@
 // Launch: 256 threads; grid (ceil(M/128), ceil(K/96)); dynamic shared memory: STAGES tiles
 // (STAGES x (32 x (128 + pad) + 32 x (96 + pad)) floats) and the tap table (8 bytes per tap, Kg
 // rounded up to 32). Limits: Kg = C*R*R <= 4096, sides < 8192, compute capability 8.0+.
+// Needs: compute capability 8.0 (cp.async and mma.sync with TF32).
 #include <cuda_fp16.h>
 #define BM 128
 #define BN 96

@@ -23,6 +23,7 @@
 // Launch: as step 5, plus a memset of the pooled output to 0 before it (part of the timed op).
 // Output: pool[n][k][ph][pw], PH = (OH - 3)/2 + 1, PW = (OW - 3)/2 + 1 (PyTorch's MaxPool2d(3, 2)).
 // Limits: step 5's, and OH, OW >= 3. TF32 products (step 5's accuracy).
+// Needs: compute capability 8.0 (cp.async and mma.sync with TF32).
 #include <cuda_fp16.h>
 #define BM 128
 #define BN 96

@@ -15,6 +15,7 @@
 // Launch: 256 threads; grid (ceil(PH/TPH) * ceil(PW/TPW), ceil(K/96), N); dynamic shared memory as
 // step 5's (the 96 x 129-float epilogue tile fits in any two of the pipeline buffers). Arguments: step 6's
 // and TPH, TPW. Limits: step 5's, OH, OW >= 3, (2TPH+1)(2TPW+1) <= 128, N <= 65535.
+// Needs: compute capability 8.0 (cp.async and mma.sync with TF32).
 #include <cuda_fp16.h>
 #define BM 128
 #define BN 96

@@ -21,6 +21,7 @@
 //
 // Launch: block 256; grid (N/128, M/128). Limits: M % 128 == 0, N % 128 == 0, K % 16 == 0, A, B, C
 // 16-byte aligned (cp.async and float4), compute capability 8.0+ (cp.async).
+// Needs: compute capability 8.0 (cp.async).
 #define BM 128
 #define BN 128
 #define BK 16

@@ -20,8 +20,11 @@
 // float32 total with ordinary (rounded) adds: the tensor core's accumulation truncates, and over
 // K = 4096 that bias would otherwise dominate the error. The lesson's step 8b is -DSPLIT3 -DACC2.
 //
-// Launch: block 256; grid (N/128, M/128); dynamic shared memory STAGES * 35,840 bytes.
+// Launch: block 256; grid (N/128, M/128); dynamic shared memory STAGES * 35,840 bytes (3 stages,
+// 105 KiB, by default; the lesson builds it with -DSTAGES=2, 70 KiB, on GPUs whose blocks get at
+// most 99 KiB: compute capability 8.6 and 8.9).
 // Limits: M % 128 == 0, N % 128 == 0, K % 32 == 0, 16-byte aligned A, B, C, compute capability 8.0+.
+// Needs: compute capability 8.0 (cp.async and mma.sync m16n8k8 with TF32).
 #ifndef STAGES
 #define STAGES 3
 #endif

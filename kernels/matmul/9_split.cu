@@ -27,8 +27,10 @@
 // BK = 32, a 3-stage cp.async pipeline. A fragments are loaded with ldmatrix.x4 from Ahi/Alo[m][k]
 // (rows of 40 halves = 80 bytes: 8 rows fall in 8 different 16-byte groups, conflict-free) and B
 // fragments with ldmatrix.x4.trans from Bhi/Blo[k][n] (rows of 136 halves = 272 bytes, same).
-// Dynamic shared memory: 3 stages x 37,888 bytes.
+// Dynamic shared memory: STAGES x 37,888 bytes (3 stages, 111 KiB, by default; the lesson builds it
+// with -DSTAGES=2, 74 KiB, on GPUs whose blocks get at most 99 KiB: compute capability 8.6 and 8.9).
 // Limits: M % 128 == 0, N % 128 == 0, K % 32 == 0, 16-byte aligned buffers, compute capability 8.0+.
+// Needs: compute capability 8.0 (cp.async and mma.sync m16n8k16 with fp16 and bf16).
 // mm_split_halves: any n; grid-stride, block 256.
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -57,7 +59,9 @@ extern "C" __global__ void mm_split_halves(const float *__restrict__ x, half_t *
     }
 }
 
+#ifndef STAGES
 #define STAGES 3
+#endif
 #define BM 128
 #define BN 128
 #define BK 32

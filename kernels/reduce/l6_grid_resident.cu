@@ -24,6 +24,7 @@
 // Launch: grid T * g <= the SM count, block 1024, dynamic shared memory 16 * chunk4 bytes, chunk4 =
 // ceil(M / 4 / g). Limits: M % 4 == 0 and 16-byte aligned x, y, w, b; a sample must fit in the
 // shared memory of all SMs (M up to about 7.6M floats on an H100); one block per SM must fit.
+// Needs: compute capability 8.0 (createpolicy, the L2 evict-last and evict-first cache hints).
 #define THREADS 1024
 
 struct Welford {

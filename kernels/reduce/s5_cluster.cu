@@ -14,6 +14,7 @@
 // block B threads (a multiple of 32, at most 1024); compiled with -DCLUSTER=c -DVECS=v.
 // Limits: cols % 4 == 0, x and y 16-byte aligned, cols <= CLUSTER * B * VECS * 4 (the plan
 // checks all three and picks CLUSTER; the portable cluster limit is 8 blocks).
+// Needs: compute capability 9.0 (thread block clusters and distributed shared memory).
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)  // NVRTC has no <math.h>: +infinity from its bits
 #endif

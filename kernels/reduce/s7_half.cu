@@ -39,7 +39,11 @@ __device__ MS block_merge(MS v, MS *sh) {
 __device__ float to_f(__half h) { return __half2float(h); }
 __device__ float to_f(__nv_bfloat16 h) { return __bfloat162float(h); }
 __device__ float2 to_f2(unsigned int u, __half) { return __half22float2(*reinterpret_cast<__half2 *>(&u)); }
-__device__ float2 to_f2(unsigned int u, __nv_bfloat16) { return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162 *>(&u)); }
+// Each half widened on its own: __bfloat1622float2 is not declared below sm_80 (CUDA 11.8), __bfloat162float is.
+__device__ float2 to_f2(unsigned int u, __nv_bfloat16) {
+    __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162 *>(&u);
+    return make_float2(__bfloat162float(h.x), __bfloat162float(h.y));
+}
 __device__ void from_f(float v, __half *p) { *p = __float2half_rn(v); }
 __device__ void from_f(float v, __nv_bfloat16 *p) { *p = __float2bfloat16_rn(v); }
 __device__ unsigned int from_f2(float a, float b, __half) {

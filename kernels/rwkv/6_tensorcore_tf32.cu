@@ -17,7 +17,9 @@
 // fragments and one W fragment.
 // Launch: grid C * (B/32), block 32 * nw (nw warps), dynamic shared 4*(32*(T+4) + 8*(T+PAD+8)) bytes.
 // Limits: B % 32 == 0, T % 32 == 0, compute capability 8.0 or newer, shared memory within the device's
-// limit (T up to 1440 on an H100).
+// limit (T up to 1440 on an H100; 768, the article's, needs 122 KiB: more than the 99 KiB a block of
+// compute capability 8.6 and 8.9 gets).
+// Needs: compute capability 8.0 (wmma with TF32: the tf32 fragments and __float_to_tf32).
 #include <mma.h>
 using namespace nvcuda;
 

@@ -8,6 +8,7 @@
 // What changed from v6: K and M are staged unrounded; after each fragment load the hi and lo parts
 // are made in registers (same element layout), and each tile product is three MMAs.
 // Launch, limits and shared memory: as v6 (B % 32 == 0, T % 32 == 0, compute capability 8.0+).
+// Needs: compute capability 8.0 (wmma with TF32: the tf32 fragments and __float_to_tf32).
 #include <mma.h>
 using namespace nvcuda;
 

@@ -35,7 +35,9 @@
 // about 1.7 TB/s, half the HBM peak: 256-byte row pieces, and a block's loads only overlap the other
 // block's products) and the mma.sync TF32 rate (~200 TFLOP/s here) are both close to the total.
 // Limits: B % 32 == 0, T % 32 == 0, compute capability 8.0 or newer, shared memory within the device's
-// limit (T up to about 1700 on an H100).
+// limit (T up to about 1700 on an H100; 768, the article's, needs 99.9 KiB: just over the 99 KiB a
+// block of compute capability 8.6 and 8.9 gets).
+// Needs: compute capability 8.0 (mma.sync with TF32, cp.async and mbarrier).
 
 #define PADW 64  // zeros before the reversed w row: the W window reads down to t-u = -63
 #define MAXC 6   // most consumer warps a block: with the producer 224 threads, two blocks an SM at 128 registers

@@ -4,7 +4,7 @@
 // bfloat16, whose float-sized exponent never overflows). The output is rounded once, from float.
 //
 // Same launch as step 3, but each thread loads 16 bytes = EIGHT features (a uint4 viewed as four
-// half2 / bfloat162 pairs, widened with __half22float2 / __bfloat1622float2) and stores eight.
+// half2 / bfloat162 pairs, widened with __half22float2 / two __bfloat162float) and stores eight.
 // Limits of the vector kernels (tri_fw_f16, tri_fw_bf16): F % 8 == 0 and 16-byte aligned feats and
 // out. The scalar kernels (tri_fw_f16_any, tri_fw_bf16_any) take any F: step 2's flat mapping, one
 // feature per thread.
@@ -19,7 +19,8 @@ __device__ __forceinline__ float corner_weight(const float *p, int k) {
 }
 
 __device__ __forceinline__ float2 widen(__half2 h) { return __half22float2(h); }
-__device__ __forceinline__ float2 widen(__nv_bfloat162 h) { return __bfloat1622float2(h); }
+// Each half widened on its own: __bfloat1622float2 is not declared below sm_80 (CUDA 11.8), __bfloat162float is.
+__device__ __forceinline__ float2 widen(__nv_bfloat162 h) { return make_float2(__bfloat162float(h.x), __bfloat162float(h.y)); }
 __device__ __forceinline__ void narrow(float2 f, __half2 &h) { h = __floats2half2_rn(f.x, f.y); }
 __device__ __forceinline__ void narrow(float2 f, __nv_bfloat162 &h) { h = __floats2bfloat162_rn(f.x, f.y); }
 __device__ __forceinline__ float widen1(__half h) { return __half2float(h); }

@@ -2,8 +2,10 @@
 // machines (receipts dropped into one folder, a class comparing its machines), the recorded H100
 // run (results/) and the articles' own tables. Times differ by GPU; what is comparable is the share
 // of the GPU a kernel uses, so each measurement is shown as the fraction of the machine's measured
-// copy bandwidth (memory-bound kernels) or of its FP32 peak (compute-bound ones), whichever the
-// kernel uses more, and as its speedup over PyTorch eager measured on the same machine.
+// copy bandwidth (memory-bound kernels) or of the peak of its arithmetic on that machine
+// (compute-bound ones: the FP32 peak on the CUDA cores, the datasheet tensor-core peak of its format
+// on tensor cores), whichever the kernel uses more, and as its speedup over PyTorch eager measured
+// on the same machine.
 //
 //	machines, err := compare.Load("class")          // every <lesson>.json under class/, by folder and GPU
 //	machines = append([]compare.Machine{compare.Recorded()}, machines...)
@@ -121,21 +123,41 @@ type key struct {
 
 func keyOf(r record.Record) key { return key{r.Case, r.Variant, r.DType, r.Size} }
 
-// column is a machine or an article's GPU: its records of one lesson by key.
+// column is a machine or an article's GPU: its records of one lesson by key, and the machine's
+// receipt (none for an article).
 type column struct {
 	label   string
 	article bool
+	receipt record.Receipt
 	recs    map[key]record.Record
 }
 
-// Share is the fraction of the GPU a measurement uses and which resource: the larger of its share
-// of the copy bandwidth and of the FP32 peak. Below 1% of both it is not a useful figure.
-func Share(r record.Record) (pct float64, resource string, ok bool) {
+// Share is the fraction of a machine a measurement uses and which resource: the larger of its
+// share of the machine's copy bandwidth and of the peak of its dtype there (receipt.FLOPShare: the
+// FP32 peak for the CUDA cores, the datasheet tensor-core peak of its format for tensor-core steps,
+// recomputed from its GFLOP/s, so receipts written before tensor peaks show right). Below 1% of both
+// it is not a useful figure. A tensor-core step on a GPU whose tensor peak is not known has no
+// share: resource then says why.
+func Share(r record.Record, receipt record.Receipt) (pct float64, resource string, ok bool) {
 	pct, resource = r.PctBW, "copy BW"
-	if r.PctFLOPs > r.PctBW {
-		pct, resource = r.PctFLOPs, "FP32 peak"
+	fp, peak, known := receipt.FLOPShare(r)
+	switch {
+	case known && fp > pct:
+		pct, resource = fp, peak.Label()
+	case !known && peak.Tensor() && r.GFLOPs > 0:
+		return 0, "n/a: " + peak.Missing, false
 	}
 	return pct, resource, pct >= 1
+}
+
+// share is Share on a machine's column; an article's own percentage (of a datasheet peak, or ncu's
+// DRAM counter) is taken as it is.
+func (c column) share(r record.Record) (pct float64, resource string, ok bool) {
+	if !c.article {
+		return Share(r, c.receipt)
+	}
+	pct = max(r.PctBW, r.PctFLOPs)
+	return pct, "(the article's own %)", pct >= 1
 }
 
 // speedup is the record's speedup over PyTorch eager on the same machine, when it was measured.
@@ -177,7 +199,7 @@ func lessonColumns(l lab.Lesson, machines []Machine) ([]column, []key) {
 		if !ok {
 			continue
 		}
-		c := column{label: m.Label, recs: map[key]record.Record{}}
+		c := column{label: m.Label, receipt: run.Receipt, recs: map[key]record.Record{}}
 		for _, r := range run.Records {
 			add(&c, r)
 		}
@@ -225,11 +247,10 @@ func Tables(machines []Machine) []show.Table {
 					continue
 				}
 				cell := bench.FormatMS(r.MedianMS)
-				if pct, res, ok := Share(r); ok {
-					if c.article {
-						res = "(the article's own %)"
-					}
+				if pct, res, ok := c.share(r); ok {
 					cell = show.Pct(pct) + " " + res + ", " + cell
+				} else if strings.HasPrefix(res, "n/a") {
+					cell = res + ", " + cell
 				}
 				row = append(row, cell)
 				if s, ok := speedup(c, r); ok {
@@ -244,7 +265,9 @@ func Tables(machines []Machine) []show.Table {
 				sp.Rows = append(sp.Rows, srow)
 			}
 		}
-		t.Caption = "Each machine's share is of its own measured copy bandwidth (memory-bound steps) or FP32 peak (compute-bound ones), whichever the step uses more; below 1% of both only the time is given. " +
+		t.Caption = "Each machine's share is of its own measured copy bandwidth (memory-bound steps) or of the peak of the step's arithmetic there (compute-bound ones): " +
+			"the FP32 peak for steps on the CUDA cores, the datasheet tensor-core peak of the step's format (TF32, FP16, BF16; dense, float32 accumulation) for tensor-core steps, " +
+			"where a split (3xTF32, fp16x3, bf16x3) does three products per useful one, so its ceiling is a third of that peak (33%); whichever the step uses more, below 1% of both only the time. " +
 			"Article columns: the article's own times; their % is the article's (of a datasheet peak, or ncu's DRAM counter), not recomputable. " + receipts(l, machines)
 		out = append(out, t)
 		if len(sp.Rows) > 0 {
@@ -321,7 +344,7 @@ func Figures(machines []Machine) ([]lab.Figure, error) {
 				}
 				for i, c := range cols {
 					r, ok := c.recs[k]
-					pct, _, useful := Share(r)
+					pct, _, useful := c.share(r)
 					if !ok || !useful {
 						pct = 0
 					}
@@ -334,7 +357,7 @@ func Figures(machines []Machine) ([]lab.Figure, error) {
 			}
 			name := l.ID + "_" + strings.ReplaceAll(caseName, " ", "_")
 			if ss := nonEmpty(share); len(ss) > 0 {
-				p, err := charts.Bars(l.ID+" "+caseName+": share of each GPU", "% of copy BW or FP32 peak", labels, ss, false, 100)
+				p, err := charts.Bars(l.ID+" "+caseName+": share of each GPU", "% of copy BW, FP32 peak or tensor peak (datasheet)", labels, ss, false, 100)
 				if err != nil {
 					return nil, err
 				}

@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/lessons"
 	"github.com/cudalessons/cudalessons/results"
 )
 
@@ -33,9 +38,11 @@ func TestCompareTwoMachines(t *testing.T) {
 				if err := json.Unmarshal(data, &m); err != nil {
 					t.Fatal(err)
 				}
-				m["receipt"].(map[string]any)["device"].(map[string]any)["name"] = "NVIDIA L4"
-				if data, err = json.Marshal(m); err != nil {
-					t.Fatal(err)
+				if receipt, ok := m["receipt"].(map[string]any); ok { // a lesson's run (not gpus.json)
+					receipt["device"].(map[string]any)["name"] = "NVIDIA L4"
+					if data, err = json.Marshal(m); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			if err := os.WriteFile(filepath.Join(dir, who, e.Name()), data, 0o644); err != nil {
@@ -76,5 +83,90 @@ func TestCompareTwoMachines(t *testing.T) {
 	}
 	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "01_rwkv.json") {
 		t.Errorf("an empty folder: %v", err)
+	}
+}
+
+// The recorded tensor-core steps are shares of the H100's tensor peaks of their format (RWKV's v8
+// was 229% "of the FP32 peak", cuBLAS TF32 550%): no share of a peak in the tables is over 100%,
+// a tf32 record's is of the TF32 tensor peak, and a float32 one's stays of the FP32 peak.
+func TestTensorStepsAgainstTheirTensorPeak(t *testing.T) {
+	rec := Recorded()
+	mm, ok := rec.Runs["03_matmul"]
+	if !ok {
+		t.Skip("no recorded matmul run")
+	}
+	for _, c := range []struct {
+		variant, want string
+	}{{"cuBLAS TF32 (torch.matmul, TF32 on)", "TF32 tensor peak (datasheet)"}, {"8 tensor core tf32", "TF32 tensor peak (datasheet)"},
+		{"cuBLAS fp16 (torch.matmul on half inputs)", "FP16 tensor peak (datasheet)"}, {"7 warp tile", "FP32 peak"}} {
+		r, ok := mm.Find("matmul", c.variant, 0)
+		if !ok {
+			t.Errorf("%s is not recorded", c.variant)
+			continue
+		}
+		pct, res, ok := Share(r, mm.Receipt)
+		if !ok || res != c.want || pct > 100 {
+			t.Errorf("%s: %.1f%% of %q; want a share under 100%% of %q", c.variant, pct, res, c.want)
+		}
+	}
+	if r, ok := mm.Find("matmul", "9 fp16x3 split", 0); ok {
+		if _, res, _ := Share(r, mm.Receipt); !strings.Contains(res, "FP16 tensor peak (datasheet") || !strings.Contains(res, "33%") {
+			t.Errorf("a split's share does not say its ceiling: %q", res)
+		}
+	}
+	pctCell := regexp.MustCompile(`([0-9.]+)% ([^,]*peak[^,]*)`)
+	for _, tb := range Tables([]Machine{rec}) {
+		for _, row := range tb.Rows {
+			for _, cell := range row {
+				for _, m := range pctCell.FindAllStringSubmatch(cell, -1) {
+					if v, err := strconv.ParseFloat(m[1], 64); err == nil && v > 100 {
+						t.Errorf("%s: %s %s: %s", tb.Title, row[0], row[1], cell)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A quick run lines up with the recorded one row for row: the recorded run of every lesson beside
+// a copy of it restricted to what a quick run measures (its lesson's Plan(quick)) leaves no row
+// with a time on one side and a dash on the other. Notebook 00's quick vector add at 16M floats
+// (the recorded run has 64M) put each on a row of its own.
+func TestQuickRunLinesUpWithTheRecordedOne(t *testing.T) {
+	rec := Recorded()
+	quick := Machine{Label: "quick run", Runs: map[string]*record.Run{}}
+	for _, l := range lessons.All() {
+		if r, ok := rec.Runs[l.ID]; ok {
+			quick.Runs[l.ID] = lab.Restrict(r, l.Plan(true, r.Receipt.Device))
+		}
+	}
+	machines := []Machine{rec, quick}
+	for _, l := range lessons.All() {
+		cols, rows := lessonColumns(l, machines)
+		if len(rows) == 0 || len(cols) < 2 || cols[0].article || cols[1].article {
+			t.Errorf("%s: no rows, or not both machines: %d rows, %d columns", l.ID, len(rows), len(cols))
+			continue
+		}
+		n := 0
+		for _, k := range rows {
+			_, a := cols[0].recs[k]
+			_, b := cols[1].recs[k]
+			if a != b {
+				t.Errorf("%s: %s | %s | %s | %d: recorded %v, quick %v", l.ID, k.Case, k.Variant, k.DType, k.Size, a, b)
+			}
+			if a {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no row measured on both", l.ID)
+		}
+	}
+	for _, tb := range Tables(machines) {
+		for _, row := range tb.Rows {
+			if (row[4] == "—") != (row[5] == "—") {
+				t.Errorf("%s: a dash on one side: %q", tb.Title, row)
+			}
+		}
 	}
 }

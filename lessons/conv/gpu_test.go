@@ -155,3 +155,15 @@ func TestReports(t *testing.T) {
 		t.Logf("%-22s %d registers, %d B local, %d blocks/SM (%s), dynamic %d B", st.Name, rep.Registers, rep.LocalBytes, rep.BlocksPerSM, rep.Limiter, rep.DynamicShared)
 	}
 }
+
+// Under KERNELS_EMULATE=t4 the quick run skips exactly the steps the T4 refuses (no launch, no
+// time) and records each as refused.
+func TestRunEmulatedT4(t *testing.T) {
+	t.Setenv("KERNELS_EMULATE", "t4")
+	env := labtest.Open(t)
+	run, err := Run(env, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labtest.RefusedAsChecked(t, env, Lesson, run)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -57,6 +58,7 @@ func Overview(env *lab.Env) error {
 	if run == nil {
 		return err
 	}
+	run = AtShapesOn(run, env.Device())
 	show.Note(show.Info, "Run shown: "+run.Receipt.String())
 	ConvTable(run, CaseAlexNet).Display()
 	ArticleTable(run).Display()
@@ -92,6 +94,9 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 	var big, small *Problem
 	return lab.Trial{Step: st.Name, Lesson: ID,
 		Compile: func(code string) ([]record.KernelReport, error) {
+			if c, ok := RefusedOn(env.Device())[st.Name]; ok {
+				return nil, refusal(c)
+			}
 			l, err := st.PlanFor(AlexNet, env.Receipt.Device)
 			if err != nil {
 				return nil, err
@@ -159,6 +164,9 @@ func Walk(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
+	if c, ok := RefusedOn(env.Device())[st.Name]; ok {
+		return refusal(c)
+	}
 	run, rerr := env.Shown(Lesson)
 	if rerr != nil && !errors.Is(rerr, lab.ErrNoRecord) {
 		return rerr
@@ -166,6 +174,7 @@ func Walk(env *lab.Env, step string) error {
 	if run == nil {
 		return nil
 	}
+	run = AtShapesOn(run, env.Device())
 	l, _ := st.PlanFor(AlexNet, run.Receipt.Device)
 	for _, k := range run.Kernels {
 		if k.Kernel == st.Kernel && k.DynamicShared == l.Config.SharedBytes {
@@ -176,6 +185,10 @@ func Walk(env *lab.Env, step string) error {
 	for _, c := range []string{caseOf(st), CaseDeep} {
 		r, ok := run.Find(c, st.Name, 0)
 		if !ok {
+			continue
+		}
+		if r.Kind == "refused" {
+			show.Note(show.Warning, st.Name+", "+c+": "+r.Note)
 			continue
 		}
 		parts := []string{fmt.Sprintf("%s, %s: %s (min %s, max %s), %.1f TFLOP/s; %s", st.Name, c, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS), bench.FormatMS(r.MaxMS), r.GFLOPs/1e3, verdictOf(r))}
@@ -230,6 +243,9 @@ func NoReLUDemo(env *lab.Env) error {
 		DemoTable(run).Display()
 		return nil
 	}
+	if c, ok := RefusedOn(env.Device())["6 fused atomicMax"]; ok {
+		return refusal(c)
+	}
 	for _, s := range []Shape{{N: 2, C: 3, H: 37, W: 41, K: 96, R: 11, S: 4, P: 2}, AlexNet} {
 		checked := 0
 		if s == AlexNet {
@@ -240,6 +256,10 @@ func NoReLUDemo(env *lab.Env) error {
 			return err
 		}
 		for _, st := range []Step{NoReLU, MustStep("7 fused tile pool")} {
+			if c, ok := RefusedOn(env.Device())[st.Name]; ok {
+				p.Free()
+				return refusal(c)
+			}
 			res, _, err := p.Check(st, "")
 			if err != nil {
 				p.Free()
@@ -265,9 +285,36 @@ func ShowFused(env *lab.Env) error {
 
 // ShowDeep shows the deep layer's table and chart.
 func ShowDeep(env *lab.Env) error {
-	return env.ShowRun(Lesson, func(run *record.Run) []show.Table {
-		return []show.Table{ConvTable(run, CaseDeep)}
-	}, "05_deep_time")
+	run, err := env.ShownOrNil(Lesson)
+	if run == nil {
+		return err
+	}
+	run = AtShapesOn(run, env.Device())
+	ConvTable(run, CaseDeep).Display()
+	if t, ok := lab.RefusedTable(run); ok {
+		t.Display()
+	}
+	return Lesson.ShowFigures(run, "05_deep_time")
+}
+
+// AtShapesOn is a run as device d would have measured it at each record's own layer: a step that
+// runs on d at AlexNet's layer but whose plan d refuses at the deep layer (the three-stage steps'
+// shared memory on 8.6 and 8.9) becomes a refused row there. lab.WithoutRefused drops only the
+// steps refused at the article's layer; a run measured on d has these rows already.
+func AtShapesOn(run *record.Run, d gpu.DeviceInfo) *record.Run {
+	out := *run
+	out.Records = nil
+	for _, r := range run.Records {
+		if r.Case == CaseDeep && r.Kind == "kernel" {
+			if st, err := StepByName(r.Variant); err == nil {
+				if _, err := st.PlanFor(Deep, d); lab.IsRefusal(err) {
+					r = refusedIn(CaseDeep, st, Deep, err)
+				}
+			}
+		}
+		out.Records = append(out.Records, r)
+	}
+	return &out
 }
 
 // ShowSweep shows the batch sweep's table and chart.
@@ -313,7 +360,7 @@ func ClosingNote(env *lab.Env) error {
 	if run == nil {
 		return err
 	}
-	show.Markdown(Closing(run))
+	show.Markdown(Closing(AtShapesOn(run, env.Device())))
 	return nil
 }
 

@@ -3,12 +3,14 @@ package conv
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/charts"
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -17,7 +19,20 @@ import (
 
 // Lesson is lesson 05 for the reproduce command.
 var Lesson = lab.Lesson{ID: ID, Title: "Convolution as implicit GEMM, and conv + ReLU + max pool fused (KernelBench, part 3)",
-	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises}
+	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises, Steps: StepChecks}
+
+// RefusedOn are the steps d cannot run (Lesson.RefusedOn, without the initialisation cycle Run ->
+// Lesson -> Run).
+func RefusedOn(d gpu.DeviceInfo) map[string]lab.StepCheck {
+	return lab.Lesson{Steps: StepChecks}.RefusedOn(d)
+}
+
+// refusedIn is the record of a step that runs on this GPU at the article's layer but is refused at
+// another shape (the deep layer's shared memory on compute capability 8.6 and 8.9): no time, the
+// reason in its note.
+func refusedIn(caseName string, st Step, s Shape, err error) record.Record {
+	return record.Record{Case: caseName, Variant: st.Name, Kind: "refused", DType: st.DType, Shape: s.Short(), Note: "refused on this GPU: " + err.Error()}
+}
 
 // The record cases of a run.
 const (
@@ -67,6 +82,8 @@ func CheckCount(quick bool) int {
 // timed) with their compile reports; and the atomicMax step without its ReLU, checked (it fails).
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
+	d := env.Device()
+	refused := RefusedOn(d)
 	ns := SweepNs(quick)
 	prog := show.NewProgress("lesson 05", 3+2*len(Steps)+len(ns))
 	defer prog.Done()
@@ -84,9 +101,18 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			if st.Fused && c.shape != AlexNet {
 				continue
 			}
+			if _, ok := refused[st.Name]; ok {
+				prog.Step(st.Name)
+				continue
+			}
 			cs := c.name
 			if st.Fused {
 				cs = CaseFused
+			}
+			if _, err := st.PlanFor(c.shape, d); lab.IsRefusal(err) {
+				run.Add(refusedIn(cs, st, c.shape, err))
+				prog.Step(st.Name)
+				continue
 			}
 			rec, err := p.Measure(st, "", cs, "")
 			if err != nil {
@@ -101,7 +127,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			}
 			prog.Step(st.Name)
 		}
-		if c.shape == AlexNet {
+		if _, ok := refused["6 fused atomicMax"]; c.shape == AlexNet && !ok {
 			res, _, err := p.Check(NoReLU, "")
 			if err != nil {
 				p.Free()
@@ -123,7 +149,17 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			return nil, err
 		}
 		for _, name := range SweepSteps {
-			rec, err := p.Measure(MustStep(name), "", CaseSweep, "")
+			st := MustStep(name)
+			if _, ok := refused[name]; ok {
+				continue
+			}
+			if _, err := st.PlanFor(sweepShape(n), d); lab.IsRefusal(err) {
+				r := refusedIn(CaseSweep, st, sweepShape(n), err)
+				r.Size = int64(n)
+				run.Add(r)
+				continue
+			}
+			rec, err := p.Measure(st, "", CaseSweep, "")
 			if err != nil {
 				p.Free()
 				return nil, err
@@ -133,6 +169,11 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		}
 		p.Free()
 		prog.Step(fmt.Sprintf("batch %d", n))
+	}
+	for _, c := range (lab.Lesson{Steps: StepChecks}).StepsOn(d) {
+		if !c.Runs() {
+			run.Add(lab.RefusedRecord(c))
+		}
 	}
 	return run, nil
 }
@@ -235,14 +276,20 @@ func verdictOf(r record.Record) string {
 }
 
 func table(run *record.Run, title, caseName string, baselines []string, caption string) show.Table {
-	t := show.Table{Title: title, Header: []string{"variant", "format", "median", "min .. max", "TFLOP/s", "% FP32 peak"}}
+	recs := run.Select(caseName)
+	peakHeader, peakCell := show.PeakColumn(run.Receipt, recs)
+	t := show.Table{Title: title, Header: []string{"variant", "format", "median", "min .. max", "TFLOP/s", peakHeader}}
 	for _, b := range baselines {
 		t.Header = append(t.Header, "vs "+b)
 	}
 	t.Header = append(t.Header, "check", "kernel / note")
-	for _, r := range run.Select(caseName) {
+	for _, r := range recs {
 		if r.MedianMS <= 0 {
-			row := []string{r.Variant, r.DType, "unavailable", "", "", ""}
+			what := "unavailable"
+			if r.Kind == "refused" {
+				what = "refused on this GPU"
+			}
+			row := []string{r.Variant, r.DType, what, "", "", ""}
 			for range baselines {
 				row = append(row, "")
 			}
@@ -250,14 +297,14 @@ func table(run *record.Run, title, caseName string, baselines []string, caption 
 			continue
 		}
 		row := []string{r.Variant, r.DType, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS),
-			fmt.Sprintf("%.1f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs)}
+			fmt.Sprintf("%.1f", r.GFLOPs/1e3), peakCell(r)}
 		for _, b := range baselines {
 			row = append(row, show.Ratio(run.Median(caseName, b), r.MedianMS))
 		}
 		t.Rows = append(t.Rows, append(row, verdictOf(r), r.Note))
 	}
-	t.Caption = caption + " Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run) in one process; speedups are ratios of medians of this run. " +
-		"TFLOP/s counts the useful work, 2 x C x R x R FLOPs per conv output; % FP32 peak is of the CUDA cores' peak (the tensor cores' is several times higher). Measured: " + run.Receipt.String()
+	t.Caption = show.Sentences(caption, "Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run) in one process; speedups are ratios of medians of this run. "+
+		"TFLOP/s counts the useful work, 2 x C x R x R FLOPs per conv output.", show.PeakNote(run.Receipt, recs), "Measured: "+run.Receipt.String())
 	return t
 }
 
@@ -298,12 +345,22 @@ func ArticleTable(run *record.Run) show.Table {
 		}
 		return fmt.Sprintf("%.1f%%", 100*a/b)
 	}
+	kernel := func(r record.Record, steps []string) string {
+		if r.MedianMS <= 0 && len(refusedSteps(run, steps...)) > 0 {
+			return "refused on this GPU"
+		}
+		return fmt.Sprintf("%s, %s (rel L2 %.1e)", show.MS(r.MedianMS), r.Variant, r.RelL2)
+	}
+	fusedName := fu.Variant
+	if fu.MedianMS <= 0 && len(refusedSteps(run, fusedSteps...)) > 0 {
+		fusedName = "refused on this GPU"
+	}
 	t.Rows = [][]string{
 		{"conv: PyTorch's time", show.MS(Article.ConvRefMS) + " (PyTorch's conv, fp32)", show.MS(cu) + " (" + CuDNN + ")"},
-		{"conv: fastest kernel", fmt.Sprintf("%s, FP16 WMMA implicit GEMM", show.MS(Article.ConvMS)), fmt.Sprintf("%s, %s (rel L2 %.1e)", show.MS(tc.MedianMS), tc.Variant, tc.RelL2)},
+		{"conv: fastest kernel", fmt.Sprintf("%s, FP16 WMMA implicit GEMM", show.MS(Article.ConvMS)), kernel(tc, tcSteps)},
 		{"conv: % of PyTorch (PyTorch time / kernel time)", fmt.Sprintf("%.1f%%", Article.ConvPct), pct(cu, tc.MedianMS)},
 		{"conv: float32-exact kernel, % of PyTorch", "—", fmt.Sprintf("%s (%s)", pct(cu, f32.MedianMS), f32.Variant)},
-		{"conv + ReLU + pool: % of eager", fmt.Sprintf("%.1f%%", Article.FusedPct), fmt.Sprintf("%s (%s)", pct(eg, fu.MedianMS), fu.Variant)},
+		{"conv + ReLU + pool: % of eager", fmt.Sprintf("%.1f%%", Article.FusedPct), fmt.Sprintf("%s (%s)", pct(eg, fu.MedianMS), fusedName)},
 		{"conv + ReLU + pool: % of torch.compile", fmt.Sprintf("%.1f%%", Article.FusedTC), pct(cp, fu.MedianMS)},
 	}
 	t.Caption = "The article judged correctness at atol = rtol = 1e-2 (so FP16 passed as 'fp32') and timed means of 100 runs; the percentages are PyTorch's time over the kernel's on an L40S. Here: medians with the L2 flushed, checks at the bounds of each format, on " + run.Receipt.Device.Name + "."
@@ -320,6 +377,23 @@ func TrajectoryTable() show.Table {
 	return t
 }
 
+// The tensor-core conv steps and the fused steps: the ones a GPU below compute capability 8.0 refuses.
+var (
+	tcSteps    = []string{"4 tensor cores TF32", "4 tensor cores FP16", "5 cp.async TF32, 2 buffers", "5 cp.async TF32", "5 cp.async FP16"}
+	fusedSteps = []string{"6 fused atomicMax", "7 fused tile pool"}
+)
+
+// refusedSteps are those of steps the run records as refused on its GPU.
+func refusedSteps(run *record.Run, steps ...string) []string {
+	var names []string
+	for _, r := range lab.Refused(run) {
+		if slices.Contains(steps, r.Variant) {
+			names = append(names, r.Variant)
+		}
+	}
+	return names
+}
+
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
 	t := show.NewTargets("Targets (H100, AlexNet's first layer)")
@@ -334,14 +408,33 @@ func Targets(run *record.Run) show.Table {
 		return b
 	}
 	cu := run.Median(CaseAlexNet, CuDNN)
+	// a target whose steps this GPU refuses says so rather than "not met"
+	refusedAdd := func(target string, r record.Record, steps ...string) bool {
+		if r.MedianMS > 0 {
+			return false
+		}
+		names := refusedSteps(run, steps...)
+		if len(names) == 0 {
+			return false
+		}
+		add(target, "not measured: refused on this GPU ("+strings.Join(names, ", ")+")", false, false)
+		return true
+	}
 	f := best(CaseAlexNet, func(r record.Record) bool { return r.DType == F32 })
 	add("float32-exact conv >= 0.8x cuDNN float32", fmt.Sprintf("%s %s vs cuDNN %s: %s", f.Variant, show.MS(f.MedianMS), show.MS(cu), show.Ratio(cu, f.MedianMS)),
 		cu > 0 && f.MedianMS > 0 && cu/f.MedianMS >= 0.8, cu > 0 && f.MedianMS > 0)
 	tc := best(CaseAlexNet, func(r record.Record) bool { return r.DType != F32 })
-	add("a tensor-core conv >= 1.5x faster than cuDNN float32, error stated", fmt.Sprintf("%s %s vs cuDNN %s: %s; rel L2 %.1e, max abs %.1e (%s bound)", tc.Variant, show.MS(tc.MedianMS), show.MS(cu), show.Ratio(cu, tc.MedianMS), tc.RelL2, tc.MaxAbs, tc.Tol),
-		cu > 0 && tc.MedianMS > 0 && cu/tc.MedianMS >= 1.5, cu > 0 && tc.MedianMS > 0)
+	if !refusedAdd("a tensor-core conv >= 1.5x faster than cuDNN float32, error stated", tc, tcSteps...) {
+		add("a tensor-core conv >= 1.5x faster than cuDNN float32, error stated", fmt.Sprintf("%s %s vs cuDNN %s: %s; rel L2 %.1e, max abs %.1e (%s bound)", tc.Variant, show.MS(tc.MedianMS), show.MS(cu), show.Ratio(cu, tc.MedianMS), tc.RelL2, tc.MaxAbs, tc.Tol),
+			cu > 0 && tc.MedianMS > 0 && cu/tc.MedianMS >= 1.5, cu > 0 && tc.MedianMS > 0)
+	}
 	fu := best(CaseFused, func(record.Record) bool { return true })
 	eg, cp := run.Median(CaseFused, Eager), run.Median(CaseFused, Compiled)
+	if refusedAdd("fused conv+ReLU+pool >= 1.5x faster than the eager three", fu, fusedSteps...) {
+		refusedAdd("fused conv+ReLU+pool faster than torch.compile", fu, fusedSteps...)
+		t.Caption = "From this run's medians. The fused steps use TF32 tensor cores (their error is in the fused table). Measured: " + run.Receipt.String()
+		return t.Table
+	}
 	add("fused conv+ReLU+pool >= 1.5x faster than the eager three", fmt.Sprintf("%s %s vs eager %s: %s", fu.Variant, show.MS(fu.MedianMS), show.MS(eg), show.Ratio(eg, fu.MedianMS)),
 		eg > 0 && fu.MedianMS > 0 && eg/fu.MedianMS >= 1.5, eg > 0 && fu.MedianMS > 0)
 	add("fused conv+ReLU+pool faster than torch.compile", fmt.Sprintf("%s vs torch.compile %s: %s", show.MS(fu.MedianMS), show.MS(cp), show.Ratio(cp, fu.MedianMS)),
@@ -359,6 +452,11 @@ func Tables(run *record.Run) []show.Table {
 // DemoTable is the atomicMax step without its ReLU, checked.
 func DemoTable(run *record.Run) show.Table {
 	t := show.Table{Title: "Integer atomicMax without the ReLU", Header: []string{"variant", "check", "detail"}}
+	if len(refusedSteps(run, "6 fused atomicMax")) > 0 {
+		t.Rows = append(t.Rows, []string{NoReLU.Name, "refused on this GPU", "step 6 (" + NoReLU.File + ") does not run here: see the refused steps"})
+		t.Caption = "Step 6 compiled with -DNO_RELU and checked against the float64 max pool of the conv without ReLU."
+		return t
+	}
 	for _, r := range run.Select(CaseDemo) {
 		v := "FAIL (as it must)"
 		if r.Correct {
@@ -480,6 +578,8 @@ func SweepTable(run *record.Run) show.Table {
 		for _, v := range variants {
 			if r, ok := run.Find(CaseSweep, v, n); ok && r.MedianMS > 0 {
 				row = append(row, fmt.Sprintf("%s (%.1f)", show.MS(r.MedianMS), r.GFLOPs/1e3))
+			} else if ok && r.Kind == "refused" {
+				row = append(row, "refused on this GPU")
 			} else {
 				row = append(row, "—")
 			}

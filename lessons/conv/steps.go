@@ -80,8 +80,15 @@ func checkTaps(name string, s Shape) error {
 }
 
 func checkTensorCores(name string, d gpu.DeviceInfo) error {
-	if d.Major != 0 && d.Major < 8 {
-		return fmt.Errorf("conv %s: needs compute capability 8.0 or newer (mma.sync with TF32, cp.async); this GPU is %s", name, d.ComputeCapability())
+	return gpu.NeedCC("conv "+name, d, 80, "mma.sync with TF32, cp.async")
+}
+
+// checkShared refuses a launch whose dynamic shared memory is over the GPU's opt-in limit per block
+// (99 KiB on compute capability 8.6 and 8.9: the deep layer's 2304-tap table beside three stages).
+func checkShared(name string, s Shape, shared int, d gpu.DeviceInfo) error {
+	if limit := d.MaxSharedPerBlockOptin; limit > 0 && shared > limit {
+		return gpu.Unsupported("conv %s: %d taps need %d bytes of shared memory per block (the tiles and the tap table), over this GPU's limit of %d (%s)",
+			name, s.Taps(), shared, limit, d.Name)
 	}
 	return nil
 }
@@ -95,7 +102,11 @@ func tcPlan(name, kernel, dtype string, stages int) func(Shape, gpu.DeviceInfo) 
 		if err := checkTensorCores(name, d); err != nil {
 			return Launch{}, err
 		}
-		return gemmGrid(s, kernel, tcShared(s, dtype, stages)), nil
+		shared := tcShared(s, dtype, stages)
+		if err := checkShared(name, s, shared, d); err != nil {
+			return Launch{}, err
+		}
+		return gemmGrid(s, kernel, shared), nil
 	}
 }
 
@@ -242,4 +253,40 @@ func (st Step) Source(code string) (compile.Source, error) {
 		return compile.Source{Name: "my_" + st.File, Code: code}, nil
 	}
 	return kc.Source(st.File)
+}
+
+// StepChecks checks every step of the ladder on d at the article's layer (AlexNet's first): the
+// need its source declares (the tensor-core steps 4 to 7 need compute capability 8.0), then its
+// plan (shared memory per block). The fused steps' refusal leaves PyTorch's three kernels.
+func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
+	var out []lab.StepCheck
+	for _, st := range Steps {
+		out = append(out, lab.CheckStep(kc.Kernels, st.Name, st.File, st.Defines, d, func() error {
+			_, err := st.PlanFor(AlexNet, d)
+			return err
+		}))
+	}
+	// the fused steps: when neither runs, PyTorch's three kernels (conv, ReLU, pool) do the layer
+	fusedRuns := false
+	for _, c := range out {
+		if c.Runs() && MustStep(c.Step).Fused {
+			fusedRuns = true
+		}
+	}
+	for i, c := range out {
+		if !c.Runs() && MustStep(c.Step).Fused && !fusedRuns {
+			out[i].Instead = Eager
+		}
+	}
+	return out
+}
+
+// refusal is a refused step's check as the error a cell shows as a note: what it needs, and the
+// step that runs instead.
+func refusal(c lab.StepCheck) error {
+	msg := c.Refused
+	if c.Instead != "" {
+		msg += "; " + c.Instead + " runs instead"
+	}
+	return gpu.Unsupported("%s", msg)
 }

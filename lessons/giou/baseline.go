@@ -211,6 +211,6 @@ func RunTorch(bt *Batch, m bench.Method, loopReps int) (*TorchResult, error) {
 	}
 	want, grad := bt.Reference()
 	r.Cross = compareLoss(r.Loss, want)
-	r.CrossGrad = CompareGrad(widen(g), grad, bt.Total())
+	r.CrossGrad = CompareGrad(widen(g), grad, bt)
 	return r, nil
 }

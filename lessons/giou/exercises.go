@@ -185,7 +185,7 @@ func runExercise(env *lab.Env, x lab.Exercise, code string, grad bool, ref Step)
 			if grad {
 				want := make([]float64, len(pred))
 				Loss(s, pred, target, bt.Counts, want)
-				res = CompareGrad(widen(got), want, bt.Total())
+				res = CompareGrad(widen(got), want, bt)
 			} else {
 				res = check.Compare(widen(got[:s.Slots()]), Terms(s, pred, target, bt.Counts), LossTol)
 			}

@@ -3,6 +3,7 @@
 package giou
 
 import (
+	"math"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -154,5 +155,136 @@ func TestExercisesOnGPU(t *testing.T) {
 		if err != nil || r.Passed {
 			t.Errorf("exercise %d starter: passed=%v %v (%s)", x.Number, r.Passed, err, r.Reason)
 		}
+	}
+}
+
+// Under KERNELS_EMULATE=t4 the quick run skips exactly the steps the T4 refuses (no launch, no
+// time) and records each as refused.
+func TestRunEmulatedT4(t *testing.T) {
+	t.Setenv("KERNELS_EMULATE", "t4")
+	env := labtest.Open(t)
+	run, err := Run(env, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labtest.RefusedAsChecked(t, env, Lesson, run)
+	bf16 := false
+	for _, r := range run.Records {
+		bf16 = bf16 || (r.Variant == "4 bfloat16" && r.MedianMS > 0 && r.Correct)
+	}
+	if !bf16 {
+		t.Error("the bfloat16 step (compiled for compute_75) was not measured correct on the emulated T4")
+	}
+}
+
+// Boxes far apart (issue 23): every step that writes a gradient, and the op, on FarApart, judged by
+// GradTolerance's floor (the fixed FP32 bound failed correct kernels there: 4.2e-5 relative L2,
+// max 6e-11 absolute on gradients near 1e-6).
+func TestGradFarApart(t *testing.T) {
+	env := labtest.Open(t)
+	bt := FarApart()
+	p, err := NewProblem(env, bt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	for _, st := range Steps {
+		res, _, err := p.Check(st, "")
+		if err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+		t.Logf("%s: %v", st.Name, res)
+		if !res.OK() {
+			t.Errorf("%s far apart: %v", st.Name, res)
+		}
+	}
+	r, err := OpCheck(env, bt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Errorf("op far apart: %v", r)
+	}
+}
+
+// Padded prediction slots hold whatever the model wrote (issue 23): poisoned with NaN, +Inf and -Inf,
+// every step but the article's first (which multiplies by its mask: NaN x 0 is NaN) and the op
+// still give the loss and gradient of the valid boxes.
+func TestPaddedSlotsIgnored(t *testing.T) {
+	env := labtest.Open(t)
+	bt := Generate(Shape{B: 64, M: 32}, 23)
+	poison := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for b, c := range bt.Counts {
+		for j := int(c); j < bt.M; j++ {
+			for k := range 4 {
+				bt.Pred[(b*bt.M+j)*4+k] = poison[(j+k)%3]
+			}
+		}
+	}
+	p, err := NewProblem(env, bt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	for _, st := range Steps {
+		res, _, err := p.Check(st, "")
+		if err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+		if st.Name == "1 article" {
+			if !math.IsNaN(res.Got) {
+				t.Errorf("the article's step 1 gave %v on poisoned padding: the notebook says NaN", res.Got)
+			}
+			continue
+		}
+		if !res.OK() || math.IsNaN(res.Got) {
+			t.Errorf("%s with NaN/Inf in padded slots: %v", st.Name, res)
+		}
+	}
+	for _, off := range []int{0, 1} {
+		r, err := OpCheck(env, bt, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK() {
+			t.Errorf("op (offset %d) with NaN/Inf in padded slots: %v", off, r)
+		}
+	}
+}
+
+// Huge but finite predicted boxes (issue 23): a valid prediction at 1e20 (area 1e40, past float32's
+// range) gave a NaN loss on every step and the op. Steps 3-6 (but half, which cannot hold 1e20) and
+// the op now compute it in a scaled frame: finite, and within the float32 check of the float64 loss
+// and gradient. The article's steps are left as the article wrote them.
+func TestHugeBoxes(t *testing.T) {
+	env := labtest.Open(t)
+	bt, err := HugeBoxes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewProblem(env, bt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	for _, st := range Steps {
+		if st.Name[0] < '3' || st.DType == F16 {
+			continue
+		}
+		res, _, err := p.Check(st, "")
+		if err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+		t.Logf("%s: loss %v (want %v)", st.Name, res.Got, res.Want)
+		if !res.OK() || math.IsNaN(res.Got) || math.IsInf(res.Got, 0) {
+			t.Errorf("%s with boxes at 1e20: %v", st.Name, res)
+		}
+	}
+	r, err := OpCheck(env, bt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Errorf("op with boxes at 1e20: %v", r)
 	}
 }

@@ -85,6 +85,12 @@ var (
 // runs the fused OpTrain and keeps dL/dpred for Backward, which hands it over (upstream gradient 1,
 // the usual case for a loss) or scales it on the GPU (giou_scale_grad); otherwise it runs OpForward.
 // B = 0 or M = 0 launches nothing (loss 0). Close frees the op's buffers.
+//
+// Predictions are never refused: padded slots (past an image's count) are never read, whatever they
+// hold, and a valid prediction however large (a box at 1e20, whose area overflows float32) is
+// computed in a power-of-two scaled frame, so every finite box gives a finite loss and gradient. A
+// refusal would need a pass over pred on the device and would stop a training run on one wild box;
+// a NaN or Inf in a valid prediction propagates to the loss, as in PyTorch (see Conventions).
 type GPUOp struct {
 	env   *lab.Env
 	Batch *Batch
@@ -445,7 +451,7 @@ func OpCheck(env *lab.Env, bt *Batch, offset int) (OpResult, error) {
 	grad := make([]float64, 4*bt.Slots())
 	want := Loss(bt.Shape, widen(bt.Pred), widen(bt.Target), bt.Counts, grad)
 	res.Outcome = Outcome{Got: lv[0], Want: want, HasGrad: true,
-		Loss: compareLoss(lv[0], want), Grad: CompareGrad(gv, grad, bt.Total())}
+		Loss: compareLoss(lv[0], want), Grad: CompareGrad(gv, grad, bt)}
 	res.Loss = lv[0]
 	return res, nil
 }

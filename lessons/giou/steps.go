@@ -209,3 +209,23 @@ func (st Step) source(k Kernel, code string) (compile.Source, error) {
 	}
 	return kg.Source(k.File)
 }
+
+// StepChecks checks every step on d at the article's workload (ArticleShape, aligned buffers): the
+// need its source declares, then its plan. No step of the lesson needs more than compute
+// capability 7.5 (the 16-bit steps keep bfloat16 as storage and compute in float32).
+func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
+	var out []lab.StepCheck
+	for _, st := range Steps {
+		out = append(out, lab.CheckStep(kg.Kernels, st.Name, st.File, nil, d, func() error {
+			_, err := st.PlanFor(ArticleShape, true)
+			return err
+		}))
+	}
+	return out
+}
+
+// RefusedOn are the steps d cannot run (Lesson.RefusedOn without the initialisation cycle Run ->
+// Lesson -> Run).
+func RefusedOn(d gpu.DeviceInfo) map[string]lab.StepCheck {
+	return lab.Lesson{Steps: StepChecks}.RefusedOn(d)
+}

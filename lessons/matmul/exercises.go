@@ -181,7 +181,17 @@ func checkEx2(env *lab.Env, code string) (lab.ExerciseResult, error) {
 	r.Report = prog.Report("ex2_split", SplitBlock, 0)
 	if !env.GPU() {
 		r.Reason = fmt.Sprintf("ex2_split compiled for %s. Checking and timing it needs a GPU (%s).", prog.Compiled.Arch, env.Mode)
+		if err := Refusal(splitStep, env.Device()); err != nil {
+			r.Reason += " On this GPU its check would not run either: " + err.Error() + "."
+		}
 		r.Passed = true // all that is decided without a GPU (lab.ExerciseResult: Ran stays false)
+		return r, nil
+	}
+	if err := Refusal(splitStep, env.Device()); err != nil {
+		// The check multiplies the halves with step 9's product, which this GPU cannot run: what is
+		// decided (it compiles) is all there is, as in the no-GPU mode, and the reason says why.
+		r.Reason = fmt.Sprintf("ex2_split compiled for %s, but its check needs step %s, which is refused on this GPU: %v.", prog.Compiled.Arch, splitStep.Name, err)
+		r.Passed = true
 		return r, nil
 	}
 	split, err := prog.Kernel("ex2_split")

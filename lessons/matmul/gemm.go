@@ -129,7 +129,7 @@ func build(env *lab.Env, st Step, code string) (*lab.Program, error) {
 	if st.Split {
 		kernels = append(kernels, "mm_split_halves")
 	}
-	return env.BuildWith(src, st.Options(env.Arch()), kernels...)
+	return env.BuildWith(src, st.OptionsOn(env.Arch(), env.Device()), kernels...)
 }
 
 // SplitBlock and SplitWaves shape the grid-stride launch of mm_split_halves.
@@ -221,8 +221,12 @@ func (p *Problem) Check(st Step, code string) (check.Result, error) {
 
 // Record is the record of a step on this problem, before timing.
 func (p *Problem) Record(caseName string, st Step) record.Record {
+	note := "checked on " + p.Sample.What
+	if depth := st.DepthNote(p.env.Device()); depth != "" {
+		note += "; " + depth
+	}
 	return record.Record{Case: caseName, Variant: st.Name, Kind: "kernel", DType: st.DType, Shape: p.Shape.String(),
-		Size: int64(p.Shape.M), Tol: st.Tol(p.Shape.K).Name, Note: "checked on " + p.Sample.What}
+		Size: int64(p.Shape.M), Tol: st.Tol(p.Shape.K).Name, Note: note}
 }
 
 // Measure checks a step (a failed check is an error), then times it, and returns its record.
@@ -250,8 +254,8 @@ func (p *Problem) Report(st Step) (record.KernelReport, error) {
 		return record.KernelReport{}, err
 	}
 	r := prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)
-	if len(st.Defines) > 0 {
-		r.Source += fmt.Sprintf(" %v", st.Defines)
+	if defs := st.DefinesOn(p.env.Device()); len(defs) > 0 {
+		r.Source += fmt.Sprintf(" %v", defs)
 	}
 	return r, nil
 }
@@ -263,7 +267,7 @@ func CompileReport(env *lab.Env, st Step) (record.KernelReport, error) {
 	if err != nil {
 		return record.KernelReport{}, err
 	}
-	cfg, err := st.Plan(Article, env.Receipt.Device)
+	cfg, err := st.Plan(Article, env.Device())
 	if err != nil {
 		return record.KernelReport{}, err
 	}

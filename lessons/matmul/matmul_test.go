@@ -1,6 +1,7 @@
 package matmul
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -93,10 +94,14 @@ func TestPlansRefuseWhatTheyCannotTake(t *testing.T) {
 			t.Errorf("%s on a Turing GPU: %v", n, err)
 		}
 	}
-	small := gpu.DeviceInfo{Major: 8, MaxSharedPerBlockOptin: 99 << 10}
+	// 99 KiB a block (8.6, 8.9): two stages instead of three; 64 KiB: not even two, refused (the GPU's limit).
 	st, _ := StepByName("9")
-	if err := st.Validate(Article, small); err == nil || !strings.Contains(err.Error(), "shared memory") {
-		t.Errorf("step 9 with 99 KiB of shared memory: %v", err)
+	if cfg, err := st.Plan(Article, gpu.DeviceInfo{Major: 8, Minor: 6, MaxSharedPerBlockOptin: 99 << 10}); err != nil || cfg.SharedBytes != 2*SplitStage {
+		t.Errorf("step 9 with 99 KiB of shared memory: %+v, %v", cfg, err)
+	}
+	small := gpu.DeviceInfo{Major: 8, MaxSharedPerBlockOptin: 64 << 10}
+	if err := st.Validate(Article, small); !errors.Is(err, gpu.ErrUnsupported) || !strings.Contains(err.Error(), "shared memory") {
+		t.Errorf("step 9 with 64 KiB of shared memory: %v", err)
 	}
 }
 
@@ -321,5 +326,57 @@ func TestGradCheckCatchesAMissingTranspose(t *testing.T) {
 	}
 	if res.Err() == nil {
 		t.Error("a backward without the transpose passed the gradient check")
+	}
+}
+
+// The zeros kernel and the skipped-column kernel (a column left at zero, or unwritten and NaN)
+// fail the suite's float32 check with an absolute floor for tiny references derived from the
+// products' sizes (check.SumFloor over K terms), at both KernelBench scales: a floor never opens
+// the hole allclose has. A float32 accumulation of the same products passes it.
+func TestWrongKernelsFailUnderAFloor(t *testing.T) {
+	s := Shape{M: 32, N: 24, K: 1024}
+	for _, scale := range KBScales {
+		a, b := Inputs(s, 3)
+		for i := range a {
+			a[i] *= scale
+		}
+		for i := range b {
+			b[i] *= scale
+		}
+		idx := make([]int, s.M*s.N)
+		for i := range idx {
+			idx[i] = i
+		}
+		want := Reference(s, a, b, idx)
+		rms := func(v []float32) float64 {
+			var q float64
+			for _, x := range v {
+				q += float64(x) * float64(x)
+			}
+			return math.Sqrt(q / float64(len(v)))
+		}
+		tol := check.FP32.WithFloor(check.SumFloor(check.U32, s.K, rms(a)*rms(b)), "K products")
+		f32 := make([]float64, len(want))
+		for i := 0; i < s.M; i++ {
+			for j := 0; j < s.N; j++ {
+				var acc float32
+				for k := 0; k < s.K; k++ {
+					acc += a[i*s.K+k] * b[k*s.N+j]
+				}
+				f32[i*s.N+j] = float64(acc)
+			}
+		}
+		if r := check.Compare(f32, want, tol); !r.OK {
+			t.Errorf("scale %g: a float32 accumulation failed %s: %v", scale, tol.Name, r.Err())
+		}
+		zeroCol, nanCol := append([]float64{}, f32...), append([]float64{}, f32...)
+		for i := 0; i < s.M; i++ {
+			zeroCol[i*s.N+s.N-1], nanCol[i*s.N+s.N-1] = 0, math.NaN()
+		}
+		for name, got := range map[string][]float64{"zeros": make([]float64, len(want)), "last column zero": zeroCol, "last column unwritten": nanCol} {
+			if r := check.Compare(got, want, tol); r.OK {
+				t.Errorf("scale %g: %s passed %s: %v", scale, name, tol.Name, r)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
@@ -58,5 +59,30 @@ func TestNotebookCellsWithoutGPU(t *testing.T) {
 	}
 	if err := Try(env, "5", ""); err != nil {
 		t.Error(err)
+	}
+}
+
+// Under the T4's limits exercise 2 still compiles and passes all that is decided, and says that its
+// check (step 9's product) is refused on this GPU: the grader counts it as not run, not failed.
+func TestExercise2OnT4WithoutGPU(t *testing.T) {
+	t.Setenv(gpu.EmulateEnv, "t4")
+	env, err := lab.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	sol, err := Exercise2.Solution()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Exercise2.Check(env, sol)
+	if err != nil || !r.Compiled || !r.Passed || r.Ran || !strings.Contains(r.Reason, "compute capability 8.0") {
+		t.Errorf("exercise 2 on a T4: %+v, %v", r, err)
+	}
+	if err := Walk(env, "8"); !lab.IsRefusal(err) {
+		t.Errorf("Walk of step 8 on a T4: %v", err)
+	}
+	if err := Try(env, "9", ""); !lab.IsRefusal(err) {
+		t.Errorf("Try of step 9 on a T4: %v", err)
 	}
 }

@@ -32,6 +32,7 @@ func Intro(env *lab.Env) error {
 		{"work", fmt.Sprintf("%.0f G multiply-adds = %.1f GFLOP", s.FLOPs()/2e9, s.FLOPs()/1e9)},
 		{"least DRAM traffic", fmt.Sprintf("%.0f MB (A and B read once, C written once): %.0f FLOP per byte, compute-bound on any GPU", s.Bytes()/1e6, s.Intensity())},
 		{"FP32 FMA peak of " + deviceName(env), fmt.Sprintf("%.1f TFLOP/s: no CUDA-core kernel beats %s", peak/1e3, floor(peak))},
+		{"tensor-core peaks (datasheet, dense)", tensorPeaks(env.Receipt, floor)},
 		{"memory floor", fmt.Sprintf("%s at the measured copy bandwidth (%.0f GB/s)", floorBW(env, s), env.Receipt.CopyGBps)},
 	}}
 	t.Display()
@@ -48,6 +49,22 @@ func floorBW(env *lab.Env, s Shape) string {
 		return "unknown"
 	}
 	return bench.FormatMS(s.Bytes() / (env.Receipt.CopyGBps * 1e9) * 1e3)
+}
+
+// tensorPeaks says the datasheet tensor-core peaks of the receipt's GPU, each with the time it
+// allows at 4096^3: the ceilings the TF32, fp16 and bf16 steps (and their splits, at a third) are
+// measured against; a format the GPU lacks, or a GPU with no profile, is said.
+func tensorPeaks(r record.Receipt, floor func(gflops float64) string) string {
+	var parts []string
+	for _, f := range []string{"tf32", "fp16", "bf16"} {
+		p := r.PeakFor(f)
+		if p.GFLOPS <= 0 {
+			parts = append(parts, p.Missing)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f TFLOP/s (%s)", strings.ToUpper(f), p.GFLOPS/1e3, floor(p.GFLOPS)))
+	}
+	return strings.Join(parts, ", ") + "; a split does three products per useful one: its ceiling is a third"
 }
 
 func deviceName(env *lab.Env) string {
@@ -115,6 +132,9 @@ func Overview(env *lab.Env) error {
 	}
 	LadderTable(run).Display()
 	ArticleTable(run).Display()
+	if t, ok := lab.RefusedTable(run); ok {
+		t.Display()
+	}
 	return nil
 }
 
@@ -130,10 +150,16 @@ func Walk(env *lab.Env, step string) error {
 		return err
 	}
 	show.Source(src.Name, src.Code)
+	if err := Refusal(st, env.Device()); err != nil {
+		return err
+	}
+	if depth := st.DepthNote(env.Device()); depth != "" {
+		show.Note(show.Info, "On "+deviceName(env)+": "+depth+".")
+	}
 	run, rerr := env.Shown(Lesson)
 	var rep record.KernelReport
 	found := false
-	if run != nil {
+	if run != nil && st.StagesOn(env.Device()) == MaxStages { // the recorded report is of the default depth
 		for _, k := range run.Kernels {
 			if k.Kernel == st.Kernel && (len(st.Defines) == 0) == !strings.Contains(k.Source, "[") {
 				rep, found = k, true
@@ -157,8 +183,8 @@ func Walk(env *lab.Env, step string) error {
 		show.Note(show.Warning, st.Name+" is not in this run.")
 		return nil
 	}
-	parts := []string{fmt.Sprintf("%s: %s (min %s, max %s), %s TFLOP/s = %s of the FP32 peak; %s",
-		st.Name, show.MS(r.MedianMS), show.MS(r.MinMS), show.MS(r.MaxMS), tflops(r), show.Pct(r.PctFLOPs), verdictOf(r))}
+	parts := []string{fmt.Sprintf("%s: %s (min %s, max %s), %s TFLOP/s = %s; %s",
+		st.Name, show.MS(r.MedianMS), show.MS(r.MinMS), show.MS(r.MaxMS), tflops(r), show.PeakShare(run.Receipt, r), verdictOf(r))}
 	if b := run.Median("matmul", TorchFP32); b > 0 {
 		parts = append(parts, fmt.Sprintf("%s the speed of cuBLAS fp32 (%s)", show.Times(b/r.MedianMS), show.MS(b)))
 	}
@@ -182,11 +208,14 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
+	if err := Refusal(st, env.Device()); err != nil {
+		return err
+	}
 	prog, err := build(env, st, code)
 	if err != nil {
 		return err
 	}
-	cfg, err := st.Plan(Article, env.Receipt.Device)
+	cfg, err := st.Plan(Article, env.Device())
 	if err != nil {
 		return err
 	}
@@ -247,7 +276,7 @@ func Limits(env *lab.Env) error {
 	for _, st := range Steps {
 		row := []string{st.Name}
 		for _, s := range shapes {
-			if err := st.Validate(s, env.Receipt.Device); err != nil {
+			if err := st.Validate(s, env.Device()); err != nil {
 				row = append(row, "refuses: "+strings.TrimPrefix(err.Error(), "matmul "+st.Name+": "))
 			} else {
 				row = append(row, "takes it")
@@ -330,7 +359,7 @@ func Reports(env *lab.Env) error {
 	if run == nil {
 		return err
 	}
-	show.Reports("Compile reports at 4096^3", run.Kernels).Display()
+	show.Reports("Compile reports at 4096^3", shownReports(run)).Display()
 	return nil
 }
 

@@ -57,8 +57,13 @@ func (p *Problem) measureAnyway(caseName string, st Step) (record.Record, error)
 // Run measures, in one process: cuBLAS through PyTorch at every shape (and its error against our
 // float64 reference at the article's shape), every step and variant at 4096^3 (checked, then timed),
 // the KernelBench trials, the size sweep and the non-square shape.
+//
+// A step the GPU cannot run (StepChecks) is neither compiled nor launched anywhere in the run: the
+// run ends with a refused record for each, saying why and which step runs instead.
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
+	refused := refusedOn(env.Device())
+	runs := func(st Step) bool { _, no := refused[st.Name]; return !no }
 	sweep := SweepSizes(quick)
 	trials := KBTrials
 	if quick {
@@ -82,6 +87,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	prog.Step("PyTorch (cuBLAS)")
 
 	for _, st := range Steps {
+		if !runs(st) {
+			prog.Step(st.Name + " (refused)")
+			continue
+		}
 		rec, err := p.Measure("matmul", st, "")
 		if err != nil {
 			return nil, err
@@ -93,6 +102,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		prog.Step(st.Name)
 	}
 	for _, st := range Variants {
+		if !runs(st) {
+			prog.Step(st.Name + " (refused)")
+			continue
+		}
 		rec, err := p.measureAnyway("variant", st)
 		if err != nil {
 			return nil, err
@@ -117,6 +130,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			return nil, err
 		}
 		for _, st := range SweepSteps() {
+			if !runs(st) {
+				prog.Step(st.Name + " (refused)")
+				continue
+			}
 			rec, err := sp.Measure("sweep", st, "")
 			if err != nil {
 				sp.Free()
@@ -141,6 +158,11 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	rec.Note += "; the step Multiply picks: every faster step refuses this shape"
 	run.Add(rec)
 	prog.Step("non-square")
+	for _, c := range StepChecks(env.Device()) {
+		if c2, ok := refused[c.Step]; ok {
+			run.Add(lab.RefusedRecord(c2))
+		}
+	}
 	return run, nil
 }
 

@@ -24,6 +24,9 @@ type Step struct {
 	// Split: the step first splits A and B into 16-bit hi and lo parts with mm_split_halves (in the
 	// same file), and the product kernel takes (Ahi, Alo, Bhi, Blo, C, M, N, K).
 	Split bool
+	// StageBytes is the shared memory of one pipeline stage of a tensor-core step (its files take
+	// the depth as -DSTAGES, 3 by default); 0 for a step that is not pipelined.
+	StageBytes int
 	// Plan returns the launch for shape s on device d, or why the kernel cannot take s.
 	Plan func(s Shape, d gpu.DeviceInfo) (gpu.Config, error)
 }
@@ -40,31 +43,75 @@ func needMult(name string, s Shape, bm, bn, bk int) error {
 	return nil
 }
 
-// needSM80 refuses GPUs without cp.async and mma.sync (compute capability below 8.0).
+// needSM80 refuses GPUs without cp.async and mma.sync (compute capability below 8.0): a refusal
+// because of the GPU (gpu.ErrUnsupported), which runs record and go on from.
 func needSM80(name string, d gpu.DeviceInfo) error {
-	if d.Major > 0 && d.Major < 8 {
-		return fmt.Errorf("matmul %s: cp.async and mma.sync need compute capability 8.0 or newer, this GPU is %s", name, d.ComputeCapability())
-	}
-	return nil
+	return gpu.NeedCC("matmul "+name, d, 80, "cp.async and mma.sync")
 }
 
-// needShared refuses a launch whose dynamic shared memory is over the device's opt-in limit.
+// needShared refuses a launch whose dynamic shared memory is over the device's opt-in limit (a
+// device whose limit is not known is not refused).
 func needShared(name string, d gpu.DeviceInfo, bytes int) error {
-	lim := d.MaxSharedPerBlockOptin
-	if lim == 0 {
-		lim = 227 << 10 // the H100's, when the device is not known (no-GPU mode)
-	}
-	if bytes > lim {
-		return fmt.Errorf("matmul %s: needs %d bytes of shared memory per block, over the device's limit of %d", name, bytes, lim)
+	if lim := d.MaxSharedPerBlockOptin; lim > 0 && bytes > lim {
+		return gpu.Unsupported("matmul %s: needs %d bytes (%.1f KiB) of shared memory per block, over this GPU's limit of %d (%.1f KiB)",
+			name, bytes, float64(bytes)/1024, lim, float64(lim)/1024)
 	}
 	return nil
 }
 
-// Shared memory of the pipelined tensor-core steps (3 stages; the defaults of their files).
+// Shared memory of one pipeline stage of the tensor-core steps, and of their default 3 stages.
 const (
-	TF32Shared  = 3 * 4 * (128*36 + 32*136)     // 8_tf32_mma.cu
-	SplitShared = 3 * 2 * (2*128*40 + 2*32*136) // 9_split.cu
+	TF32Stage   = 4 * (128*36 + 32*136)     // 8_tf32_mma.cu: 35,840 bytes
+	SplitStage  = 2 * (2*128*40 + 2*32*136) // 9_split.cu: 37,888 bytes
+	TF32Shared  = 3 * TF32Stage             // 105 KiB
+	SplitShared = 3 * SplitStage            // 111 KiB
 )
+
+// MaxStages is the pipeline depth of the tensor-core steps where it fits (their files' default);
+// MinStages the shallowest that still overlaps a load with a product.
+const (
+	MaxStages = 3
+	MinStages = 2
+)
+
+// StagesOn is the pipeline depth a tensor-core step runs with on d: 3 where 3 stages of shared
+// memory fit in a block (H100, A100), 2 where only 2 do (the 99 KiB of compute capability 8.6 and
+// 8.9: A10, RTX 3090, L4, RTX 4090), 0 where not even 2 do. It is MaxStages for a step that is not
+// pipelined and for a device whose limit is not known.
+func (st Step) StagesOn(d gpu.DeviceInfo) int {
+	lim := d.MaxSharedPerBlockOptin
+	if st.StageBytes == 0 || lim == 0 {
+		return MaxStages
+	}
+	for n := MaxStages; n >= MinStages; n-- {
+		if n*st.StageBytes <= lim {
+			return n
+		}
+	}
+	return 0
+}
+
+// DefinesOn are the step's defines on d: its own, plus STAGES=2 where the default 3 stages do not fit.
+func (st Step) DefinesOn(d gpu.DeviceInfo) []string {
+	if n := st.StagesOn(d); st.StageBytes > 0 && n > 0 && n != MaxStages {
+		return append(append([]string{}, st.Defines...), fmt.Sprintf("STAGES=%d", n))
+	}
+	return st.Defines
+}
+
+// DepthNote says which pipeline depth a tensor-core step runs with on d, and why when it is not the
+// default; "" for a step that is not pipelined.
+func (st Step) DepthNote(d gpu.DeviceInfo) string {
+	if st.StageBytes == 0 {
+		return ""
+	}
+	n := st.StagesOn(d)
+	if n == MaxStages || n == 0 {
+		return fmt.Sprintf("%d-stage cp.async pipeline (%.0f KiB of shared memory)", MaxStages, float64(MaxStages*st.StageBytes)/1024)
+	}
+	return fmt.Sprintf("%d-stage cp.async pipeline (%.0f KiB of shared memory): %d stages (%.0f KiB) are over this GPU's %.0f KiB per block",
+		n, float64(n*st.StageBytes)/1024, MaxStages, float64(MaxStages*st.StageBytes)/1024, float64(d.MaxSharedPerBlockOptin)/1024)
+}
 
 func grid2(s Shape, bm, bn int) gpu.Dim { return gpu.D2(gpu.CeilDiv(s.N, bn), gpu.CeilDiv(s.M, bm)) }
 
@@ -77,7 +124,9 @@ func tiled(name string, bm, bn, bk, threads int) func(Shape, gpu.DeviceInfo) (gp
 	}
 }
 
-func pipelined(name string, bk, shared int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
+// pipelined is the plan of a tensor-core step whose stages take stage bytes each: 3 of them where
+// they fit, 2 where only 2 do, refused (naming the limit) where not even 2 do.
+func pipelined(name string, bk, stage int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
 	return func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
 		if err := needSM80(name, d); err != nil {
 			return gpu.Config{}, err
@@ -85,10 +134,14 @@ func pipelined(name string, bk, shared int) func(Shape, gpu.DeviceInfo) (gpu.Con
 		if err := needMult(name, s, 128, 128, bk); err != nil {
 			return gpu.Config{}, err
 		}
-		if err := needShared(name, d, shared); err != nil {
+		n := Step{StageBytes: stage}.StagesOn(d)
+		if n == 0 {
+			n = MinStages
+		}
+		if err := needShared(fmt.Sprintf("%s (%d-stage pipeline)", name, n), d, n*stage); err != nil {
 			return gpu.Config{}, err
 		}
-		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256), SharedBytes: shared}, nil
+		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256), SharedBytes: n * stage}, nil
 	}
 }
 
@@ -126,15 +179,15 @@ var Steps = []Step{
 			}
 			return tiled("7 warp tile", 128, 128, 16, 256)(s, d)
 		}},
-	{Name: "8 tensor core tf32", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "tf32",
+	{Name: "8 tensor core tf32", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "tf32", StageBytes: TF32Stage,
 		Idea: "mma.sync m16n8k8 TF32, 3-stage cp.async pipeline: TF32 accuracy",
-		Plan: pipelined("8 tensor core tf32", 32, TF32Shared)},
-	{Name: "8b 3xTF32 split", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3", "ACC2"},
+		Plan: pipelined("8 tensor core tf32", 32, TF32Stage)},
+	{Name: "8b 3xTF32 split", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3", "ACC2"}, StageBytes: TF32Stage,
 		Idea: "step 8 with x = tf32 hi + tf32 lo, three products: float32 accuracy at 3x the tensor-core work",
-		Plan: pipelined("8b 3xTF32 split", 32, TF32Shared)},
-	{Name: "9 fp16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Defines: []string{"ACC2"}, Split: true,
+		Plan: pipelined("8b 3xTF32 split", 32, TF32Stage)},
+	{Name: "9 fp16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Defines: []string{"ACC2"}, Split: true, StageBytes: SplitStage,
 		Idea: "the article's split: x = fp16 hi + fp16 lo (scaled by 2^11), three m16n8k16 products, tile sums added in float32",
-		Plan: pipelined("9 fp16x3 split", 32, SplitShared)},
+		Plan: pipelined("9 fp16x3 split", 32, SplitStage)},
 }
 
 // Variants are builds of the ladder's files that the lesson measures beside it: the unpadded
@@ -144,24 +197,24 @@ var Variants = []Step{
 	{Name: "6 vectorized, no padding", File: "6_vectorized.cu", Kernel: "mm_vectorized", DType: "float32", Defines: []string{"PAD=0"},
 		Idea: "step 6 without the 4-word padding: 2-way bank conflicts on the transposed stores",
 		Plan: tiled("6 vectorized, no padding", 128, 128, 8, 256)},
-	{Name: "8b 3xTF32, one accumulator", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3"},
+	{Name: "8b 3xTF32, one accumulator", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "3xtf32", Defines: []string{"SPLIT3"}, StageBytes: TF32Stage,
 		Idea: "3xTF32 accumulating all of K in the tensor core's truncating adds",
-		Plan: pipelined("8b 3xTF32, one accumulator", 32, TF32Shared)},
-	{Name: "9 fp16x3, one accumulator", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Split: true,
+		Plan: pipelined("8b 3xTF32, one accumulator", 32, TF32Stage)},
+	{Name: "9 fp16x3, one accumulator", File: "9_split.cu", Kernel: "mm_split", DType: "fp16x3", Split: true, StageBytes: SplitStage,
 		Idea: "the fp16 split accumulating all of K in the tensor core's truncating adds",
-		Plan: pipelined("9 fp16x3, one accumulator", 32, SplitShared)},
-	{Name: "9 bf16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "bf16x3", Defines: []string{"USE_BF16", "ACC2"}, Split: true,
+		Plan: pipelined("9 fp16x3, one accumulator", 32, SplitStage)},
+	{Name: "9 bf16x3 split", File: "9_split.cu", Kernel: "mm_split", DType: "bf16x3", Defines: []string{"USE_BF16", "ACC2"}, Split: true, StageBytes: SplitStage,
 		Idea: "x = bf16 hi + bf16 lo: 16 bits of x, float32's range",
-		Plan: pipelined("9 bf16x3 split", 32, SplitShared)},
+		Plan: pipelined("9 bf16x3 split", 32, SplitStage)},
 	HiOnly,
 }
 
 // HiOnly is the split step with only the hi x hi product: a plain fp16 matrix product, 1e-4-level
 // relative error. It fails the lesson's float32 check at any scale of the inputs, and passes
 // KernelBench's allclose at 1e-2 when the outputs are small.
-var HiOnly = Step{Name: "fp16 only (hi x hi)", File: "9_split.cu", Kernel: "mm_split", DType: "fp16", Defines: []string{"HI_ONLY"}, Split: true,
+var HiOnly = Step{Name: "fp16 only (hi x hi)", File: "9_split.cu", Kernel: "mm_split", DType: "fp16", Defines: []string{"HI_ONLY"}, Split: true, StageBytes: SplitStage,
 	Idea: "the split without its low parts: a half-precision product",
-	Plan: pipelined("fp16 only", 32, SplitShared)}
+	Plan: pipelined("fp16 only", 32, SplitStage)}
 
 // Fallback is the step that takes any shape.
 var Fallback = Steps[2]
@@ -190,9 +243,14 @@ func (st Step) Source(code string) (compile.Source, error) {
 	return km.Source(st.File)
 }
 
-// Options are the step's compile options for arch.
+// Options are the step's compile options for arch with its own defines (3 pipeline stages).
 func (st Step) Options(arch string) compile.Options {
 	return compile.Options{Arch: arch, Defines: st.Defines}
+}
+
+// OptionsOn are the step's compile options for arch on d: its defines on d (DefinesOn).
+func (st Step) OptionsOn(arch string, d gpu.DeviceInfo) compile.Options {
+	return compile.Options{Arch: arch, Defines: st.DefinesOn(d)}
 }
 
 // Validate checks the shape against the problem's and the step's limits without launching.

@@ -2,6 +2,7 @@ package matmul
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,20 +32,22 @@ func verdictOf(r record.Record) string {
 // LadderTable is every step and baseline at 4096^3: time, throughput, speedups over cuBLAS fp32
 // and over the naive step from the same run, and the check.
 func LadderTable(run *record.Run) show.Table {
+	recs := run.Select("matmul")
+	peakHeader, peakCell := show.PeakColumn(run.Receipt, recs)
 	t := show.Table{Title: "C = A·B at 4096 x 4096 x 4096 (137 GFLOP): every step and cuBLAS, one run",
-		Header: []string{"step", "products", "median", "min .. max", "TFLOP/s", "% FP32 peak", "vs cuBLAS fp32", "vs naive", "check against float64"}}
+		Header: []string{"step", "products", "median", "min .. max", "TFLOP/s", peakHeader, "vs cuBLAS fp32", "vs naive", "check against float64"}}
 	base, naive := run.Median("matmul", TorchFP32), run.Median("matmul", Steps[0].Name)
-	for _, r := range run.Select("matmul") {
+	for _, r := range recs {
 		if Unavailable(r) {
 			t.Rows = append(t.Rows, []string{r.Variant, r.DType, "unavailable", "", "", "", "", "", r.Note})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), show.MS(r.MinMS) + " .. " + show.MS(r.MaxMS), tflops(r), show.Pct(r.PctFLOPs),
+		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), show.MS(r.MinMS) + " .. " + show.MS(r.MaxMS), tflops(r), peakCell(r),
 			show.Ratio(base, r.MedianMS), show.Ratio(naive, r.MedianMS), verdictOf(r)})
 	}
-	t.Caption = "Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run); speedups are ratios of medians of this run. " +
-		"% FP32 peak is against the CUDA cores' FMA peak, which the tensor-core steps exceed. Kernels are checked on a NaN-poisoned output, " +
-		"at 4 full rows, 4 full columns and 512 random elements, against the float64 reference; cuBLAS's rows show its own error on the same inputs and elements. Measured: " + run.Receipt.String()
+	t.Caption = show.Sentences("Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run); speedups are ratios of medians of this run. "+
+		"TFLOP/s counts the 2 x 4096^3 useful FLOPs whatever the products.", show.PeakNote(run.Receipt, recs), "Kernels are checked on a NaN-poisoned output, "+
+		"at 4 full rows, 4 full columns and 512 random elements, against the float64 reference; cuBLAS's rows show its own error on the same inputs and elements. Measured: "+run.Receipt.String())
 	return t
 }
 
@@ -103,15 +106,24 @@ var ArticleRows = []ArticleRow{
 
 // ArticleTable is the article's matmul numbers beside this run's best split step.
 func ArticleTable(run *record.Run) show.Table {
-	t := show.Table{Title: "The article's matmul result (L40S) beside this run (H100)",
+	t := show.Table{Title: "The article's matmul result (L40S) beside this run (" + run.Receipt.Device.Name + ")",
 		Header: []string{"problem", "article: % of PyTorch", "article's kernel", "here: % of cuBLAS", "here: kernel"}}
 	base, base16 := run.Median("matmul", TorchFP32), run.Median("matmul", TorchFP16)
 	split := run.Median("matmul", "9 fp16x3 split")
+	refused := refusedIn(run)
 	pct := func(a, b float64) string {
 		if a <= 0 || b <= 0 {
 			return "—"
 		}
 		return fmt.Sprintf("%.1f%%", 100*a/b)
+	}
+	if _, no := refused["9 fp16x3 split"]; no && split <= 0 {
+		pct = func(a, b float64) string {
+			if a <= 0 || b <= 0 {
+				return "refused on this GPU"
+			}
+			return fmt.Sprintf("%.1f%%", 100*a/b)
+		}
 	}
 	t.Rows = append(t.Rows, []string{ArticleRows[0].Problem, fmt.Sprintf("%.1f%%", ArticleRows[0].Pct), ArticleRows[0].Idea, pct(base, split), "9 fp16x3 split (mma.sync m16n8k16, split pass included)"})
 	t.Rows = append(t.Rows, []string{ArticleRows[1].Problem, fmt.Sprintf("%.0f%%", ArticleRows[1].Pct), ArticleRows[1].Idea, pct(base16, run.Median("variant", HiOnly.Name)), "the hi-only split (split pass included) against cuBLAS fp16"})
@@ -246,8 +258,63 @@ func Targets(run *record.Run) show.Table {
 	add("TF32 step >= 70% of cuBLAS TF32's speed",
 		fmt.Sprintf("%s: %s vs cuBLAS TF32 %s = %s", bestTF32.Variant, show.MS(bestTF32.MedianMS), show.MS(t32), pctOf(t32, bestTF32.MedianMS)),
 		t32 > 0 && t32/bestTF32.MedianMS >= 0.7, t32 > 0 && bestTF32.MedianMS > 0)
+	markRefused(run, t)
 	t.Caption = "From this run's own medians and errors. Measured: " + run.Receipt.String()
 	return t.Table
+}
+
+// refusedIn are the run's refused steps (lab.RefusedRecord), by name.
+func refusedIn(run *record.Run) map[string]record.Record {
+	out := map[string]record.Record{}
+	for _, r := range lab.Refused(run) {
+		out[r.Variant] = r
+	}
+	return out
+}
+
+// targetDTypes are the formats of the steps each target judges, by the target's row.
+var targetDTypes = [][]string{{"float32"}, {"3xtf32", "fp16x3", "bf16x3"}, {"3xtf32", "fp16x3", "bf16x3"}, {"tf32"}}
+
+// markRefused says, in a target the run could not judge because the GPU refused the steps it is
+// about, so: "not measured: refused on this GPU" and the refused steps, rather than a bare "not measured".
+func markRefused(run *record.Run, t *show.Targets) {
+	refused := refusedIn(run)
+	for i, row := range t.Rows {
+		if i >= len(targetDTypes) || row[2] != "not measured" {
+			continue
+		}
+		var names []string
+		for _, st := range Steps {
+			if _, no := refused[st.Name]; no && slices.Contains(targetDTypes[i], st.DType) {
+				names = append(names, st.Name)
+			}
+		}
+		if len(names) > 0 {
+			t.Rows[i][1] = "refused on this GPU: " + strings.Join(names, ", ")
+			t.Rows[i][2] = "not measured: refused on this GPU"
+		}
+	}
+}
+
+// shownReports are the run's compile reports less those of kernels that only refused steps use.
+func shownReports(run *record.Run) []record.KernelReport {
+	refused := refusedIn(run)
+	if len(refused) == 0 {
+		return run.Kernels
+	}
+	used := map[string]bool{}
+	for _, st := range append(append([]Step{}, Steps...), Variants...) {
+		if _, no := refused[st.Name]; !no {
+			used[st.Kernel] = true
+		}
+	}
+	var out []record.KernelReport
+	for _, k := range run.Kernels {
+		if used[k.Kernel] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func pctOf(base, mine float64) string {
@@ -260,7 +327,7 @@ func pctOf(base, mine float64) string {
 // Tables are the lesson's tables from a run.
 func Tables(run *record.Run) []show.Table {
 	return []show.Table{LadderTable(run), VariantTable(run), AccuracyTable(run), ArticleTable(run), KernelBenchTable(run), FastPTable(run),
-		SweepTable(run), NonSquareTable(run), BankTable(), Targets(run), show.Reports("Compile reports at 4096^3", run.Kernels)}
+		SweepTable(run), NonSquareTable(run), BankTable(), Targets(run), show.Reports("Compile reports at 4096^3", shownReports(run))}
 }
 
 // Figures are the time and throughput per step, the roofline, the error per kernel and the sweep.
@@ -284,7 +351,7 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 			return nil, err
 		}
 		figs = append(figs, lab.Figure{Name: "03_time", Plot: p})
-		p, err = charts.Bars("C = A·B at 4096^3: throughput", "TFLOP/s", labels, []charts.Series{{Name: "4096^3", Values: tf}}, false, run.Receipt.PeakGFLOPS/1e3)
+		p, err = charts.Bars("C = A·B at 4096^3: throughput", "TFLOP/s (dashed: the FP32 peak)", labels, []charts.Series{{Name: "4096^3", Values: tf}}, false, run.Receipt.PeakGFLOPS/1e3)
 		if err != nil {
 			return nil, err
 		}

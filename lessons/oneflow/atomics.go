@@ -40,6 +40,11 @@ var AtomicSteps = []AtomicStep{
 // DotGrid is the article's launch: n/256 blocks of 256, one thread per element.
 func DotGrid(n int) int { return max(1, gpu.CeilDiv(n, Block)) }
 
+// DotShape is the shape of the dot product's records: n, the values and the grid.
+func DotShape(n int) string {
+	return fmt.Sprintf("n=%d, x=y=%.10g, grid %d x %d", n, RoundHalf(DotValue), DotGrid(n), Block)
+}
+
 // ValidateDot refuses a dot product the kernels cannot take, before any launch.
 func ValidateDot(n int) error {
 	if n < 0 {
@@ -253,7 +258,7 @@ func (p *DotProblem) Result(s AtomicStep, code string) (float64, error) {
 // run on an H100, so one warm-up and five timed runs (with the L2 flushed before each).
 var DotMethod = bench.Method{Warmup: 1, Reps: 5, FlushL2: true}
 
-// MeasureDot runs every atomics step on the pinned problem: check against the model, time, and
+// MeasureDot runs every atomics step the GPU runs on the pinned problem: check against the model, time, and
 // add the drift records (each answer against the float64 one).
 func MeasureDot(env *lab.Env, n int, run *record.Run, progress func(string)) error {
 	if n%Block != 0 {
@@ -268,7 +273,11 @@ func MeasureDot(env *lab.Env, n int, run *record.Run, progress func(string)) err
 	saved := env.Bench.Method
 	env.Bench.Method = DotMethod
 	defer func() { env.Bench.Method = saved }()
+	refused := refusedOn(env.Device())
 	for _, s := range AtomicSteps {
+		if _, no := refused[s.Name]; no {
+			continue // RunSection records it as refused
+		}
 		rec, drift, err := measureDotStep(env, p, model, s, "")
 		if err != nil {
 			return err
@@ -288,7 +297,7 @@ func MeasureDot(env *lab.Env, n int, run *record.Run, progress func(string)) err
 // the record and the drift record (the answer against the float64 one).
 func measureDotStep(env *lab.Env, p *DotProblem, model DotModel, s AtomicStep, code string) (rec, drift record.Record, err error) {
 	n := p.N
-	shape := fmt.Sprintf("n=%d, x=y=%.10g, grid %d x %d", n, RoundHalf(DotValue), DotGrid(n), Block)
+	shape := DotShape(n)
 	got, err := p.Result(s, code)
 	if err != nil {
 		return rec, drift, fmt.Errorf("dot %s: %w", s.Name, err)

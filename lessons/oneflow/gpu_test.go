@@ -178,6 +178,7 @@ func TestRunQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	labtest.InPlan(t, env, Lesson, run, true)
 	for _, tb := range Tables(run) {
 		t.Log("\n" + tb.Text())
 	}

@@ -47,26 +47,47 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	return run, nil
 }
 
-// RunSection measures one section ("elementwise", "atomics" or "upsample").
+// RunSection measures one section ("elementwise", "atomics" or "upsample"). A step the GPU cannot
+// run (StepChecks) is neither compiled nor launched: the section ends with a refused record for each.
 func RunSection(env *lab.Env, section string, quick bool) (*record.Run, error) {
 	if !env.GPU() {
 		return nil, fmt.Errorf("lesson %s: measuring needs a GPU (%s)", ID, env.Mode)
 	}
 	run := env.NewRun(ID)
+	refused := refusedOn(env.Device())
 	switch section {
 	case SecElementwise:
-		return run, runElementwise(env, run, quick)
+		err := runElementwise(env, run, quick, refused)
+		var names []string
+		for _, s := range append(append([]MulStep{}, MulSteps...), InflightSweep()...) {
+			names = append(names, s.Name)
+		}
+		addRefused(run, refused, append(names, InflightName))
+		return run, err
 	case SecAtomics:
 		prog := show.NewProgress("lesson 02: half atomics", len(AtomicSteps))
 		defer prog.Done()
-		return run, MeasureDot(env, DotN, run, prog.Step)
+		err := MeasureDot(env, DotN, run, prog.Step)
+		var names []string
+		for _, s := range AtomicSteps {
+			names = append(names, s.Name)
+		}
+		addRefused(run, refused, names)
+		return run, err
 	case SecUpsample:
-		return run, runUpsample(env, run)
+		err := runUpsample(env, run, refused)
+		var names []string
+		for _, s := range UpSteps {
+			names = append(names, s.Name)
+		}
+		addRefused(run, refused, names)
+		return run, err
 	}
 	return nil, fmt.Errorf("lesson %s: no section %q (sections: %v)", ID, section, Sections)
 }
 
-func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
+func runElementwise(env *lab.Env, run *record.Run, quick bool, refused map[string]lab.StepCheck) error {
+	runs := func(name string) bool { _, no := refused[name]; return !no }
 	sweep := SweepSizes(quick)
 	prog := show.NewProgress("lesson 02: elementwise", len(DTypes)*(4+len(InflightSweep())+len(sweep)*len(MulSteps))+1)
 	defer prog.Done()
@@ -79,6 +100,9 @@ func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 			return err
 		}
 		for _, s := range MulSteps {
+			if !runs(s.Name) {
+				continue
+			}
 			rec, err := p.Measure(s, "", s.Name)
 			if err != nil {
 				p.Free()
@@ -92,42 +116,32 @@ func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 			prog.Step(fmt.Sprintf("%s %s", s.Name, d))
 		}
 		p.Free()
-		q, err := NewMulProblem(env, d, MulN, 2, 1)
-		if err != nil {
-			return err
+		if runs(MulSteps[1].Name) {
+			q, err := NewMulProblem(env, d, MulN, 2, 1)
+			if err != nil {
+				return err
+			}
+			rec, err := q.Measure(MulSteps[1], "", "packed, misaligned (pack 1)")
+			q.Free()
+			if err != nil {
+				return err
+			}
+			run.Add(rec)
 		}
-		rec, err := q.Measure(MulSteps[1], "", "packed, misaligned (pack 1)")
-		q.Free()
-		if err != nil {
-			return err
-		}
-		run.Add(rec)
 		prog.Step("misaligned " + string(d))
 
 		// Step 3: its sweep at 32M, then the fastest point measured again as the ladder's step.
-		best, err := measureInflight(env, run, d, prog.Step)
+		best, err := measureInflight(env, run, d, prog.Step, refused)
 		if err != nil {
 			return err
 		}
-		if p, err = NewMulProblem(env, d, MulN, 1, 0); err != nil {
+		if best.Name == "" || !runs(InflightName) { // every point refused
+			prog.Step(InflightName + " " + string(d) + " (refused)")
+		} else if err := measureTuned(env, run, d, best); err != nil {
 			return err
+		} else {
+			prog.Step(InflightName + " " + string(d))
 		}
-		rec, err = p.Measure(best, "", InflightName)
-		if err == nil {
-			_, plan, pr, lerr := p.Launcher(best, "")
-			if lerr == nil {
-				rep := pr.Report(plan.Kernel, Block, 0)
-				rep.Source += " (" + strings.Join(best.Defines, " ") + ")"
-				run.Kernels = append(run.Kernels, rep)
-			}
-		}
-		p.Free()
-		if err != nil {
-			return err
-		}
-		rec.Note += "; chosen by the sweep: " + best.Name
-		run.Add(rec)
-		prog.Step(InflightName + " " + string(d))
 
 		// The sweep: one allocation of the largest size, views of it.
 		big, err := NewMulProblem(env, d, maxN, 3, 0)
@@ -141,6 +155,9 @@ func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 				return err
 			}
 			for _, s := range MulSteps {
+				if !runs(s.Name) {
+					continue
+				}
 				rec, err := sub.Measure(s, "", s.Name)
 				if err != nil {
 					big.Free()
@@ -153,6 +170,35 @@ func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 		}
 		big.Free()
 	}
+	return torchElementwise(env, run, sweep, prog.Step)
+}
+
+// measureTuned measures step 3's fastest sweep point again as the ladder's step (InflightName).
+func measureTuned(env *lab.Env, run *record.Run, d DType, best MulStep) error {
+	p, err := NewMulProblem(env, d, MulN, 1, 0)
+	if err != nil {
+		return err
+	}
+	rec, err := p.Measure(best, "", InflightName)
+	if err == nil {
+		_, plan, pr, lerr := p.Launcher(best, "")
+		if lerr == nil {
+			rep := pr.Report(plan.Kernel, Block, 0)
+			rep.Source += " (" + strings.Join(best.Defines, " ") + ")"
+			run.Kernels = append(run.Kernels, rep)
+		}
+	}
+	p.Free()
+	if err != nil {
+		return err
+	}
+	rec.Note += "; chosen by the sweep: " + best.Name
+	run.Add(rec)
+	return nil
+}
+
+// torchElementwise adds PyTorch's torch.mul over the sweep (and at the article's size).
+func torchElementwise(env *lab.Env, run *record.Run, sweep []int, step func(string)) error {
 	if err := TorchBaselines(env, run, sweep, nil, "mul sweep"); err != nil {
 		run.Add(record.Record{Case: "unavailable", Variant: "PyTorch torch.mul", Kind: "baseline", Note: err.Error()})
 	} else {
@@ -163,11 +209,11 @@ func runElementwise(env *lab.Env, run *record.Run, quick bool) error {
 			}
 		}
 	}
-	prog.Step("PyTorch")
+	step("PyTorch")
 	return nil
 }
 
-func runUpsample(env *lab.Env, run *record.Run) error {
+func runUpsample(env *lab.Env, run *record.Run, refused map[string]lab.StepCheck) error {
 	shapes := [][4]int{ArticleShape, LargeShape}
 	prog := show.NewProgress("lesson 02: upsample", len(shapes)*len(DTypes)*len(UpSteps)*2+1)
 	defer prog.Done()
@@ -180,6 +226,9 @@ func runUpsample(env *lab.Env, run *record.Run) error {
 			}
 			for _, dir := range []string{Forward, Backward} {
 				for _, s := range UpSteps {
+					if _, no := refused[s.Name]; no {
+						continue
+					}
 					rec, err := p.Measure(s, dir, "")
 					if err != nil {
 						p.Free()
@@ -207,7 +256,8 @@ func runUpsample(env *lab.Env, run *record.Run) error {
 // measureInflight measures every point of step 3's sweep at the article's 32M elements (case
 // "mul inflight", Size = packs per thread): each checked on a NaN-poisoned output, then timed. It
 // returns the fastest point.
-func measureInflight(env *lab.Env, run *record.Run, d DType, step func(string)) (MulStep, error) {
+// A point the GPU refuses is left out; the zero MulStep comes back when every point is refused.
+func measureInflight(env *lab.Env, run *record.Run, d DType, step func(string), refused map[string]lab.StepCheck) (MulStep, error) {
 	p, err := NewMulProblem(env, d, MulN, 5, 0)
 	if err != nil {
 		return MulStep{}, err
@@ -216,6 +266,9 @@ func measureInflight(env *lab.Env, run *record.Run, d DType, step func(string)) 
 	var best MulStep
 	bestMS := math.Inf(1)
 	for _, s := range InflightSweep() {
+		if _, no := refused[s.Name]; no {
+			continue
+		}
 		rec, err := p.Measure(s, "", s.Name)
 		if err != nil {
 			return MulStep{}, err

@@ -175,7 +175,7 @@ func TorchBaselines(env *lab.Env, run *record.Run, sm []SoftmaxCase, ln []LNCase
 		for _, d := range c.Norm {
 			m *= d
 		}
-		shp := fmt.Sprint(append([]int{c.N}, c.Norm...))
+		shp := lnTorchShape(c.N, c.Norm)
 		add(c.Case, Eager, "float32", shp, int64(m), LNWork(c.N, m), &r.Eager, nil, "F.layer_norm(x, x.shape[1:], w, b)")
 		if c.Compile {
 			add(c.Case, Compiled, "float32", shp, int64(m), LNWork(c.N, m), r.Compiled, r.Why, "torch.compile(F.layer_norm)")

@@ -109,7 +109,8 @@ func TestLayerNormSteps(t *testing.T) {
 	}
 }
 
-// Mean 1000, standard deviation 0.1: the sum of squares fails, Welford holds.
+// Mean 1000, standard deviation 0.1: the sum of squares fails, Welford holds, and so does step 5's
+// shifted two-pass, on long samples, on LNShortStable and on samples of 3.
 func TestStability(t *testing.T) {
 	env := labtest.Open(t)
 	n, m := 4, 1<<20
@@ -126,8 +127,16 @@ func TestStability(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer short.Free()
+	// Samples of 3 (issue 23): (65536, 3), which only step 5 takes (the others refuse N > 65535 or
+	// M % 4 != 0). Before its shifted sums, step 5 put 1310 of 196608 outputs outside the tolerance.
+	tiny, err := NewLNProblem(env, 65536, 3, 7, true, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tiny.Free()
+	ran := false
 	for _, s := range LNSteps {
-		for _, q := range []*LNProblem{p, short} {
+		for _, q := range []*LNProblem{p, short, tiny} {
 			res, _, err := q.Check(s, "")
 			if refused(err) {
 				continue
@@ -136,11 +145,15 @@ func TestStability(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s (%d, %d): %s", s.Name, q.N, q.M, res)
+			ran = ran || (q == tiny && s.Name == LNSteps[4].Name)
 			wantOK := s.Name != LNSteps[1].Name
 			if res.OK != wantOK {
 				t.Errorf("%s (%d, %d) on mean 1000, std 0.1: ok = %v, want %v (%s)", s.Name, q.N, q.M, res.OK, wantOK, res)
 			}
 		}
+	}
+	if !ran {
+		t.Error("step 5 did not run on (65536, 3)")
 	}
 }
 
@@ -372,5 +385,64 @@ func TestLayerNormOp(t *testing.T) {
 	}
 	if _, err := NewLayerNormOp(env, 0); err == nil {
 		t.Error("an op over 0 dims was accepted")
+	}
+}
+
+// Under KERNELS_EMULATE=t4 the quick run skips exactly the steps the T4 refuses (no launch, no
+// time) and records each as refused.
+func TestRunEmulatedT4(t *testing.T) {
+	t.Setenv("KERNELS_EMULATE", "t4")
+	env := labtest.Open(t)
+	run, err := Run(env, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labtest.RefusedAsChecked(t, env, Lesson, run)
+}
+
+// Layer norm's backward at M = 1 through the op (issue 23): dx and dweight are exactly 0 in the
+// float64 reference, the kernel leaves its last rounding times rstd = 1/sqrt(eps) (1.2e-6 measured).
+// Under check.FP32 alone that was an infinite relative L2 error; LNBackwardTolerance's floor
+// judges it. Also a sample of 3 (short, tiny references where it cancels).
+func TestLayerNormBackwardM1(t *testing.T) {
+	env := labtest.Open(t)
+	for i, shape := range [][]int{{64, 1}, {4, 8, 1}, {32, 3}} {
+		r, err := LNOpCheck(env, shape, 1, uint64(90+i))
+		if err != nil {
+			t.Fatalf("%v: %v", shape, err)
+		}
+		t.Log(r)
+		if !r.OK() {
+			t.Errorf("%v: %v", shape, r)
+		}
+	}
+}
+
+// Zero-length rows on the GPU (issue 23, point 4): the layer norm op on x of shape (4, 0) and every
+// softmax step on cols = 0 are refused before any launch, saying why.
+func TestZeroLengthRowsOnGPU(t *testing.T) {
+	env := labtest.Open(t)
+	op, err := NewLayerNormOp(env, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Free()
+	x, w, b := LNOpInputs([]int{4, 0}, 1, 1)
+	if _, err := autograd.NewTape().Apply(op, x, w, b); err == nil || !strings.Contains(err.Error(), "the mean of nothing is undefined") {
+		t.Errorf("the layer norm op on (4, 0): %v", err)
+	}
+	if len(op.Launches) != 0 {
+		t.Errorf("the layer norm op on (4, 0) launched %v", op.Launches)
+	}
+	p, err := NewSoftmaxProblem(env, F32, 3, 0, 1, 0)
+	if err != nil { // refused before any launch, at allocation (the plans' message is checked without a GPU)
+		t.Logf("softmax (3, 0): %v", err)
+		return
+	}
+	defer p.Free()
+	for _, s := range SoftmaxSteps {
+		if _, _, err := p.Check(s, ""); !refused(err) || !strings.Contains(err.Error(), "length zero") {
+			t.Errorf("softmax %s on cols = 0: %v", s.Name, err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -91,6 +92,9 @@ func ShowTargets(env *lab.Env, quick bool) error {
 	}
 	ArticleTable(run).Display()
 	TargetsTable(run).Display()
+	if t, ok := lab.RefusedTable(run); ok {
+		t.Display()
+	}
 	show.Reports("Compile reports", run.Kernels).Display()
 	return nil
 }
@@ -229,6 +233,9 @@ func TrySoftmax(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
+	if c, ok := RefusedOn(env.Device())[s.Name]; ok {
+		return refusal(c)
+	}
 	d := s.DTypes[0]
 	rows, cols := SoftmaxRows, SoftmaxCols
 	if s.Name == SoftmaxSteps[5].Name {
@@ -333,6 +340,9 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
+	if c, ok := RefusedOn(env.Device())[s.Name]; ok {
+		return refusal(c)
+	}
 	src, err := kr.Source(s.File)
 	if err != nil {
 		return err
@@ -432,4 +442,14 @@ func showTryCheck(label string, misaligned bool, res check.Result, err error) (w
 		show.Note(show.Success, fmt.Sprintf("%s (every element): %s", label, res))
 	}
 	return false, nil
+}
+
+// refusal is a refused step's check as the error a cell shows as a note (lab.Cell): what it needs,
+// what this GPU is, and the step that runs instead.
+func refusal(c lab.StepCheck) error {
+	msg := c.Refused
+	if c.Instead != "" {
+		msg += "; " + c.Instead + " runs instead"
+	}
+	return gpu.Unsupported("%s", msg)
 }

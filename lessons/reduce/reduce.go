@@ -29,7 +29,7 @@ const ID = "04_reductions"
 
 // Lesson is lesson 04 for the reproduce command.
 var Lesson = lab.Lesson{ID: ID, Title: "Row reductions: softmax and layer norm, and what the generated kernels got wrong",
-	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises}
+	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises, Steps: StepChecks}
 
 // The article's workloads.
 const (
@@ -170,6 +170,38 @@ func LayerNormBackward(x, w, dy []float32, N, M int, eps float64) (dx, dw, db []
 		}
 	}
 	return dx, dw, db
+}
+
+// LNBackwardTolerance is the check of the layer norm backward on x, w, dy (N samples of M):
+// check.FP32 with an absolute floor for tiny or zero references. dx = rstd (dy w - mean(dy w) -
+// xhat mean(dy w xhat)) combines three terms of RMS size T = rms(dy) rms(w) (|xhat| has RMS 1) and
+// two means of M such terms: its float32 rounding has a standard deviation of about
+// rstd (SumFloor(u, 3, T) + 2 SumFloor(u, M, T) / M), with the largest rstd of the batch; dw and db
+// sum N terms of RMS rms(dy): SumFloor(u, N, rms(dy)). The floor is the larger. At M = 1 every
+// dx and dw is exactly 0 (xhat = 0, dy w - mean(dy w) = 0) while rstd = 1/sqrt(eps) = 316 scales the
+// kernel's last rounding (measured 1.2e-6): without the floor the relative L2 error is infinite.
+// For samples of uniform values (rstd ~ 1.7) the floor stays below FP32's Abs.
+func LNBackwardTolerance(x, w, dy []float32, N, M int) check.Tolerance {
+	if N == 0 || M == 0 {
+		return check.FP32
+	}
+	rmsOf := func(v []float32) float64 {
+		var s float64
+		for _, a := range v {
+			s += float64(a) * float64(a)
+		}
+		return math.Sqrt(s / float64(len(v)))
+	}
+	var rstdMax float64
+	for n := 0; n < N; n++ {
+		_, _, rstd := LayerNormSample(x[n*M:(n+1)*M], w, w, LNEps)
+		rstdMax = math.Max(rstdMax, rstd)
+	}
+	T := rmsOf(dy) * rmsOf(w)
+	dx := rstdMax * (check.SumFloor(check.U32, 3, T) + 2*check.SumFloor(check.U32, M, T)/float64(M))
+	sums := check.SumFloor(check.U32, N, rmsOf(dy))
+	return check.FP32.WithFloor(math.Max(dx, sums),
+		fmt.Sprintf("dx: rstd <= %.3g times three terms and two means of RMS %.2g; dw, db: sums of N = %d terms", rstdMax, T, N))
 }
 
 // shape prints rows x cols.

@@ -2,11 +2,14 @@ package reduce
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
+	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
 
 // Sections of the lesson, each runnable alone (a notebook cell runs one).
@@ -49,6 +52,93 @@ func SoftmaxSweep(quick bool) []int {
 // LNShortStable is the (N, M) of step 5's stability run (mean 1000, std 0.1): step 5 holds a
 // sample on chip, so it does not take the article's shape.
 var LNShortStable = [2]int{256, 16384}
+
+// LNShortStableOn is LNShortStable on device d: the same elements in samples short enough for
+// one block's shared memory there (M = 8192 on a T4's 64 KiB, whose usable 63 KiB misses 16384).
+func LNShortStableOn(d gpu.DeviceInfo) [2]int {
+	n, m := LNShortStable[0], LNShortStable[1]
+	for m > WarpRowMax && m > OnChipMax(d) {
+		m /= 2
+		n *= 2
+	}
+	return [2]int{n, m}
+}
+
+// StepChecks checks every step of both ladders on d, each at the shape the run measures it at:
+// the softmax steps at (4096, 65536) (step 6 at the short rows, step 7 in half), the layer norm
+// steps at (16, 64*256*256) (step 5 at its stability shape). The sources' needs come first (the
+// cluster step needs 9.0, the grid-resident step 8.0), then the plans (shared memory, SMs).
+func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
+	var out []lab.StepCheck
+	for i, s := range SoftmaxSteps {
+		rows, cols, dt := SoftmaxRows, SoftmaxCols, F32
+		switch i {
+		case 5:
+			rows, cols = ShortRows[0], ShortRows[1]
+		case 6:
+			dt = F16
+		}
+		plan, _ := PlanSoftmax(s, dt, rows, cols, true)
+		c := lab.CheckStep(kr.Kernels, s.Name, s.File, plan.Defines, d, func() error {
+			_, err := PlanSoftmax(s, dt, rows, cols, true)
+			return err
+		})
+		if !c.Runs() && c.Instead == "" && i == 4 {
+			c.Instead = SoftmaxSteps[3].Name // the online step: x read twice, any row length
+		}
+		out = append(out, c)
+	}
+	for i, s := range LNSteps {
+		n, m := LNSamples, LNSize
+		if i == 4 {
+			st := LNShortStableOn(d)
+			n, m = st[0], st[1]
+		}
+		c := lab.CheckStep(kr.Kernels, s.Name, s.File, nil, d, func() error {
+			_, err := PlanLayerNorm(d, s, n, m, true)
+			return err
+		})
+		if !c.Runs() && i == 5 {
+			c.Instead = LNSteps[3].Name // what the op and the run fall back to: x read twice
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// stepChecks are StepChecks with the stand-ins filled (Lesson.StepsOn, without the initialisation
+// cycle Run -> Lesson -> Run).
+func stepChecks(d gpu.DeviceInfo) []lab.StepCheck { return lab.Lesson{Steps: StepChecks}.StepsOn(d) }
+
+// RefusedOn are the steps (of both ladders) d cannot run, by name.
+func RefusedOn(d gpu.DeviceInfo) map[string]lab.StepCheck {
+	return lab.Lesson{Steps: StepChecks}.RefusedOn(d)
+}
+
+// addRefused adds the refused record of each step of names that d cannot run, in ladder order.
+func addRefused(run *record.Run, d gpu.DeviceInfo, names []string) {
+	for _, c := range stepChecks(d) {
+		if !c.Runs() && slices.Contains(names, c.Step) {
+			run.Add(lab.RefusedRecord(c))
+		}
+	}
+}
+
+func softmaxNames() []string {
+	var out []string
+	for _, s := range SoftmaxSteps {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func lnNames() []string {
+	var out []string
+	for _, s := range LNSteps {
+		out = append(out, s.Name)
+	}
+	return out
+}
 
 // LNSweepTotal is the fixed number of elements of the layer norm sweep (N = total / M).
 const LNSweepTotal = 1 << 25
@@ -121,12 +211,18 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 	defer prog.Done()
 	run.Add(env.CopyRecord(CaseSoftmax))
 	zerosRecords(run)
+	refused := RefusedOn(env.Device())
+	skip := func(s SoftmaxStep) bool { _, ok := refused[s.Name]; return ok }
 	p, err := NewSoftmaxProblem(env, F32, SoftmaxRows, SoftmaxCols, 1, 0)
 	if err != nil {
 		return err
 	}
 	defer p.Free()
 	for _, s := range SoftmaxSteps[:5] {
+		if skip(s) {
+			prog.Step(s.Name + ": refused on this GPU")
+			continue
+		}
 		rec, err := p.Measure(CaseSoftmax, s, "", "")
 		if err != nil {
 			return err
@@ -147,6 +243,10 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 			steps = append(steps, 6)
 		}
 		for _, n := range steps {
+			if skip(stepByNumber(n)) {
+				prog.Step(stepByNumber(n).Name + ": refused on this GPU")
+				continue
+			}
 			rec, err := q.Measure(CaseSoftmaxSweep, stepByNumber(n), "", "")
 			if err != nil {
 				return err
@@ -161,6 +261,10 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 		return err
 	}
 	for _, n := range []int{2, 3, 4, 5, 6} {
+		if skip(stepByNumber(n)) {
+			prog.Step(stepByNumber(n).Name + ": refused on this GPU")
+			continue
+		}
 		rec, err := short.Measure(CaseShortRows, stepByNumber(n), "", "")
 		if err != nil {
 			short.Free()
@@ -176,6 +280,9 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 	}
 	short.Free()
 	for _, d := range []DType{F16, BF16} {
+		if skip(SoftmaxSteps[6]) {
+			break
+		}
 		h, err := NewSoftmaxProblem(env, d, SoftmaxRows, SoftmaxCols, 4, 0)
 		if err != nil {
 			return err
@@ -201,6 +308,7 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 	}
 	TorchBaselines(env, run, cases, nil) // without PyTorch: an "unavailable" record, shown in the tables
 	prog.Step("PyTorch")
+	addRefused(run, env.Device(), softmaxNames())
 	return nil
 }
 
@@ -209,12 +317,18 @@ func runLayerNorm(env *lab.Env, run *record.Run, quick bool) error {
 	prog := show.NewProgress("lesson 04: layer norm", len(LNSteps)+1+len(LNSteps)+len(sweep)*(len(LNSteps)-1)+1)
 	defer prog.Done()
 	run.Add(env.CopyRecord(CaseLN))
+	refused := RefusedOn(env.Device())
+	skip := func(s LNStep) bool { _, ok := refused[s.Name]; return ok }
 	p, err := NewLNProblem(env, LNSamples, LNSize, 1, false, true, 0)
 	if err != nil {
 		return err
 	}
 	defer p.Free()
 	for _, s := range LNSteps {
+		if skip(s) {
+			prog.Step(s.Name + ": refused on this GPU")
+			continue
+		}
 		rec, err := p.Measure(CaseLN, s, "", "", false)
 		if IsRefusal(err) { // step 5: a 16 MB sample does not fit on one SM
 			prog.Step(s.Name + ": does not take the shape")
@@ -237,6 +351,10 @@ func runLayerNorm(env *lab.Env, run *record.Run, quick bool) error {
 		return err
 	}
 	for _, s := range LNSteps[1:] {
+		if skip(s) {
+			prog.Step("mean 1000: " + s.Name + ": refused on this GPU")
+			continue
+		}
 		rec, err := q.Measure(CaseStability, s, "", "", true)
 		if IsRefusal(err) {
 			prog.Step("mean 1000: " + s.Name + ": does not take the shape")
@@ -252,17 +370,20 @@ func runLayerNorm(env *lab.Env, run *record.Run, quick bool) error {
 	}
 	q.Free()
 	// Step 5 holds a sample on chip: its stability is shown on short samples.
-	sq, err := NewLNProblem(env, LNShortStable[0], LNShortStable[1], 3, true, false, 0)
-	if err != nil {
-		return err
+	if !skip(LNSteps[4]) {
+		st := LNShortStableOn(env.Device())
+		sq, err := NewLNProblem(env, st[0], st[1], 3, true, false, 0)
+		if err != nil {
+			return err
+		}
+		rec, err := sq.Measure(CaseStability, LNSteps[4], "", "", true)
+		sq.Free()
+		if err != nil {
+			return err
+		}
+		rec.Note = "x: mean 1000, std 0.1; " + rec.Note
+		run.Add(rec)
 	}
-	rec, err := sq.Measure(CaseStability, LNSteps[4], "", "", true)
-	sq.Free()
-	if err != nil {
-		return err
-	}
-	rec.Note = "x: mean 1000, std 0.1; " + rec.Note
-	run.Add(rec)
 	prog.Step("mean 1000: " + LNSteps[4].Name)
 	for _, m := range sweep {
 		n := LNSweepTotal / m
@@ -271,6 +392,10 @@ func runLayerNorm(env *lab.Env, run *record.Run, quick bool) error {
 			return err
 		}
 		for _, s := range LNSteps[1:] {
+			if skip(s) {
+				prog.Step(fmt.Sprintf("%s M=%d: refused on this GPU", s.Name, m))
+				continue
+			}
 			rec, err := sp.Measure(CaseLNSweep, s, "", "", false)
 			if IsRefusal(err) {
 				prog.Step(fmt.Sprintf("%s M=%d: does not take the shape", s.Name, m))
@@ -285,12 +410,13 @@ func runLayerNorm(env *lab.Env, run *record.Run, quick bool) error {
 		}
 		sp.Free()
 	}
-	cases := []LNCase{{CaseLN, LNSamples, []int{64, 256, 256}, true, true}}
+	cases := []LNCase{{CaseLN, LNSamples, LNDims, true, true}}
 	for _, m := range sweep {
 		cases = append(cases, LNCase{CaseLNSweep, LNSweepTotal / m, []int{m}, false, m == 1<<22})
 	}
 	TorchBaselines(env, run, nil, cases)
 	prog.Step("PyTorch")
+	addRefused(run, env.Device(), lnNames())
 	return nil
 }
 

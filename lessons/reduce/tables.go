@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
@@ -154,10 +155,11 @@ func ArticleTable(run *record.Run) show.Table {
 
 // Target is one of the lesson's goals with the figure that meets it or not.
 type Target struct {
-	Goal   string
-	Figure string
-	Met    bool
-	Known  bool
+	Goal    string
+	Figure  string
+	Met     bool
+	Known   bool
+	Refused bool // not measured because this GPU cannot run the step
 }
 
 // Targets checks the lesson's goals on a run's own figures.
@@ -190,8 +192,12 @@ func Targets(run *record.Run) []Target {
 	for _, st := range LNSteps[2:] {
 		s := st.Name
 		r, rok := run.Find(CaseStability, s, 0)
-		out = append(out, Target{Goal: fmt.Sprintf("mean 1000, std 0.1: %s within its float32 tolerance (rel L2 <= %.1e)", s, ShiftedTolerance.RelL2), Known: rok,
-			Figure: fmt.Sprintf("rel L2 %.3g", r.RelL2), Met: rok && r.Correct})
+		tg := Target{Goal: fmt.Sprintf("mean 1000, std 0.1: %s within its float32 tolerance (rel L2 <= %.1e)", s, ShiftedTolerance.RelL2), Known: rok,
+			Figure: fmt.Sprintf("rel L2 %.3g", r.RelL2), Met: rok && r.Correct}
+		if _, refused := run.Find(lab.RefusedCase, s, 0); refused && !rok {
+			tg.Refused, tg.Figure = true, "—"
+		}
+		out = append(out, tg)
 	}
 	r, rok := run.Find(CaseStability, LNSteps[1].Name, 0)
 	out = append(out, Target{Goal: "mean 1000, std 0.1: the article's sum of squares (step 2) is shown failing", Known: rok,
@@ -209,6 +215,8 @@ func TargetsTable(run *record.Run) show.Table {
 	for _, g := range Targets(run) {
 		v := "not met"
 		switch {
+		case g.Refused:
+			v = "not measured: refused on this GPU"
 		case !g.Known:
 			v, g.Figure = "not measured", "unavailable"
 		case g.Met:

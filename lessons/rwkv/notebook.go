@@ -31,6 +31,7 @@ func Intro(env *lab.Env) error {
 		{"backward work (dk and dw)", fmt.Sprintf("%.1f GFLOP", s.BackwardFLOPs()/1e9)},
 		{"minimum DRAM traffic, forward", fmt.Sprintf("%.0f MB: %.0f FLOP per byte, compute-bound", s.ForwardBytes()/1e6, s.ForwardFLOPs()/s.ForwardBytes())},
 		{"FP32 FMA peak of " + deviceName(env), fmt.Sprintf("%.1f TFLOP/s: the forward cannot beat %s on CUDA cores", peak/1e3, floor)},
+		{"TF32 tensor-core peak", tensorPeak(env.Receipt, "tf32")},
 	}}
 	t.Display()
 	small := Shape{B: 2, C: 3, T: 9}
@@ -42,6 +43,16 @@ func Intro(env *lab.Env) error {
 	}
 	show.Note(show.Success, fmt.Sprintf("CPU references proven on %v: the forward equals the definition, and dk, dw equal central finite differences of sum(g * out) for every element.", small))
 	return nil
+}
+
+// tensorPeak says a tensor-core format's datasheet peak on the receipt's GPU, the ceiling of the
+// steps that use it, or why it is not known.
+func tensorPeak(r record.Receipt, format string) string {
+	p := r.PeakFor(format)
+	if p.GFLOPS <= 0 {
+		return "not known: " + p.Missing
+	}
+	return fmt.Sprintf("%.1f TFLOP/s (datasheet, dense): the ceiling of the %s steps, against which they are measured", p.GFLOPS/1e3, strings.ToUpper(format))
 }
 
 func deviceName(env *lab.Env) string {
@@ -122,6 +133,9 @@ func Overview(env *lab.Env) error {
 	}
 	ForwardTable(run).Display()
 	ArticleTable(run).Display()
+	if t, ok := lab.RefusedTable(run); ok {
+		t.Display()
+	}
 	if x, ok := run.Find("crosscheck", Torch, 0); ok {
 		kind := show.Success
 		if !x.Correct {
@@ -147,6 +161,9 @@ func Walk(env *lab.Env, step string) error {
 		return err
 	}
 	show.Source(src.Name, src.Code)
+	if err := Refusal(st.Name, env.Device()); err != nil {
+		return err
+	}
 	run, rerr := env.Shown(Lesson)
 	var rep record.KernelReport
 	found := false
@@ -175,8 +192,8 @@ func Walk(env *lab.Env, step string) error {
 		return nil
 	}
 	var parts []string
-	parts = append(parts, fmt.Sprintf("%s: %s (min %s, max %s), %.2f TFLOP/s = %s of the FP32 peak; %s.",
-		st.Name, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS), bench.FormatMS(r.MaxMS), r.GFLOPs/1e3, show.Pct(r.PctFLOPs), verdictOf(r)))
+	parts = append(parts, fmt.Sprintf("%s: %s (min %s, max %s), %.2f TFLOP/s = %s; %s.",
+		st.Name, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS), bench.FormatMS(r.MaxMS), r.GFLOPs/1e3, show.PeakShare(run.Receipt, r), verdictOf(r)))
 	if pt := run.Median("forward", Torch); pt > 0 {
 		parts = append(parts, fmt.Sprintf("%s faster than PyTorch (%s)", show.Times(pt/r.MedianMS), bench.FormatMS(pt)))
 	}
@@ -223,7 +240,7 @@ func Reports(env *lab.Env) error {
 	if run == nil {
 		return err
 	}
-	show.Reports("Compile reports at the article's shape", run.Kernels).Display()
+	show.Reports("Compile reports at the article's shape", shownReports(run)).Display()
 	return nil
 }
 
@@ -275,8 +292,74 @@ func Targets(run *record.Run) show.Table {
 	}
 	compiled("(beside the targets) best exact-FP32 forward faster than torch.compile", pc, best, "forward")
 	compiled("(beside the targets) best backward faster than torch.compile's backward", pcb, bb, "fwdbwd")
+	markRefused(run, t)
 	t.Caption = "Measured: " + run.Receipt.String()
 	return t.Table
+}
+
+// markRefused says, in a target the run could not judge because the GPU refused every step it is
+// about, so ("not measured: refused on this GPU", with the steps) rather than a bare "not measured".
+func markRefused(run *record.Run, t *show.Targets) {
+	refused := map[string]bool{}
+	for _, r := range lab.Refused(run) {
+		refused[r.Variant] = true
+	}
+	about := map[string][]string{} // a target's first words: the steps it is about
+	for _, st := range Steps {
+		if refused[st.Name] && st.DType == "tf32" {
+			about["tensor-core forward"] = append(about["tensor-core forward"], st.Name)
+		}
+		if refused[st.Name] && st.DType == "float32" {
+			about["best exact-FP32 forward"] = append(about["best exact-FP32 forward"], st.Name)
+		}
+	}
+	for _, st := range BackwardSteps {
+		if refused[st.Name] {
+			about["best backward"] = append(about["best backward"], st.Name)
+		}
+	}
+	for i, row := range t.Rows {
+		if row[2] != "not measured" {
+			continue
+		}
+		for prefix, names := range about {
+			if strings.HasPrefix(row[0], prefix) {
+				t.Rows[i][1] = "refused on this GPU: " + strings.Join(names, ", ")
+				t.Rows[i][2] = "not measured: refused on this GPU"
+			}
+		}
+	}
+}
+
+// shownReports are the run's compile reports less those of kernels that only refused steps use.
+func shownReports(run *record.Run) []record.KernelReport {
+	refused := map[string]bool{}
+	for _, r := range lab.Refused(run) {
+		refused[r.Variant] = true
+	}
+	if len(refused) == 0 {
+		return run.Kernels
+	}
+	used := map[string]bool{}
+	for _, st := range Steps {
+		if !refused[st.Name] {
+			used[st.Kernel] = true
+		}
+	}
+	for _, st := range BackwardSteps {
+		if !refused[st.Name] {
+			for _, k := range st.Kernels {
+				used[k] = true
+			}
+		}
+	}
+	var out []record.KernelReport
+	for _, k := range run.Kernels {
+		if used[k.Kernel] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // ShowTargets displays the targets table of the last run.
@@ -306,10 +389,7 @@ func Autograd(env *lab.Env) error {
 	if err != nil {
 		return err
 	}
-	dev := env.Receipt.Device
-	if env.GPU() {
-		dev = env.Session.Device
-	}
+	dev := env.Device()
 	DispatchTable(dp, dev, DispatchShapes).Display()
 	if !env.GPU() {
 		show.Note(show.Info, "The GPU op's checks on these shapes need a GPU ("+env.Mode.String()+").")

@@ -43,7 +43,9 @@ func CheckRows(quick bool) int {
 // measureBackward measures every step of the backward ladder (BackwardSteps, backward.go) at shape
 // s: each checked against BackwardDK and BackwardDW on checkRows rows (and as many channels), then
 // timed; with the compile reports of its kernels.
+// A step the GPU cannot run (StepChecks) is left out.
 func measureBackward(env *lab.Env, s Shape, checkRows int) ([]record.Record, []record.KernelReport, error) {
+	refused := refusedOn(env.Device())
 	p, err := NewBackwardProblem(env, s, ArticleSeed, checkRows)
 	if err != nil {
 		return nil, nil, err
@@ -52,6 +54,9 @@ func measureBackward(env *lab.Env, s Shape, checkRows int) ([]record.Record, []r
 	var recs []record.Record
 	var reps []record.KernelReport
 	for _, st := range BackwardSteps {
+		if _, no := refused[st.Name]; no {
+			continue
+		}
 		rec, err := p.Measure(st)
 		if err != nil {
 			return nil, nil, err
@@ -67,8 +72,14 @@ func measureBackward(env *lab.Env, s Shape, checkRows int) ([]record.Record, []r
 // Run measures, at the article's shape: the PyTorch baseline (forward, forward+backward, and a
 // cross-check of its output against our reference), every forward step (checked, then timed), the
 // backward steps, and the T sweep.
+//
+// A step the GPU cannot run (StepChecks) is neither compiled nor launched anywhere in the run (not
+// at the sweep's smaller T either): the run ends with a refused record for each, saying why and
+// which step runs instead.
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
+	refused := refusedOn(env.Device())
+	runs := func(name string) bool { _, no := refused[name]; return !no }
 	s := ArticleShape
 	sweep := SweepTs(quick)
 	prog := show.NewProgress("lesson 01", 2+len(Steps)+len(V5Tiles)+len(sweep)*len(Steps))
@@ -82,6 +93,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		return nil, err
 	}
 	for _, st := range Steps {
+		if !runs(st.Name) {
+			prog.Step(st.Name + " (refused)")
+			continue
+		}
 		rec, err := p.Measure(st, "")
 		if err != nil {
 			p.Free()
@@ -94,6 +109,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		prog.Step(st.Name)
 	}
 	for _, tt := range V5Tiles { // the measurement behind v5's tile size
+		if !runs(V5Step(tt).Name) {
+			prog.Step(V5Step(tt).Name + " (refused)")
+			continue
+		}
 		rec, err := p.Measure(V5Step(tt), "")
 		if err != nil {
 			p.Free()
@@ -122,6 +141,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			return nil, err
 		}
 		for _, st := range Steps {
+			if !runs(st.Name) {
+				prog.Step(fmt.Sprintf("%s T=%d refused", st.Name, T))
+				continue
+			}
 			if _, perr := sp.Plan(st); perr != nil {
 				prog.Step(fmt.Sprintf("%s T=%d skipped", st.Name, T))
 				continue // the step cannot take this T: no record, never a wrong one
@@ -136,6 +159,11 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			prog.Step(fmt.Sprintf("%s T=%d", st.Name, T))
 		}
 		sp.Free()
+	}
+	for _, c := range StepChecks(env.Device()) {
+		if c2, no := refused[c.Step]; no {
+			run.Add(lab.RefusedRecord(c2))
+		}
 	}
 	return run, nil
 }
@@ -251,31 +279,36 @@ func verdictOf(r record.Record) string {
 // ForwardTable is the forward ladder at the article's shape: time, throughput, speedups over
 // PyTorch and over v0 from the same run, correctness, and the article's GTX 1070M time beside it.
 func ForwardTable(run *record.Run) show.Table {
+	recs := run.Select("forward")
+	peakHeader, peakCell := show.PeakColumn(run.Receipt, recs)
 	t := show.Table{Title: "Forward at the article's shape (B=32, C=768, T=768): this run beside the article",
-		Header: []string{"step", "median", "min .. max", "TFLOP/s", "% FP32 peak", "vs PyTorch", "vs torch.compile", "vs v0", "check", "article (1070M)", "article vs its PyTorch"}}
+		Header: []string{"step", "median", "min .. max", "TFLOP/s", peakHeader, "vs PyTorch", "vs torch.compile", "vs v0", "check", "article (1070M)", "article vs its PyTorch"}}
 	pt, v0 := run.Median("forward", Torch), run.Median("forward", "v0 naive")
 	pc := run.Median("forward", TorchCompile)
-	for _, r := range run.Select("forward") {
+	for _, r := range recs {
 		a, _ := articleRow(r.Variant)
 		row := []string{r.Variant}
 		if r.MedianMS <= 0 {
 			row = append(row, "unavailable", "", "", "", "", "", "", r.Note)
 		} else {
 			row = append(row, bench.FormatMS(r.MedianMS), bench.FormatMS(r.MinMS)+" .. "+bench.FormatMS(r.MaxMS),
-				fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), show.Ratio(pt, r.MedianMS), show.Ratio(pc, r.MedianMS), show.Ratio(v0, r.MedianMS), verdictOf(r))
+				fmt.Sprintf("%.2f", r.GFLOPs/1e3), peakCell(r), show.Ratio(pt, r.MedianMS), show.Ratio(pc, r.MedianMS), show.Ratio(v0, r.MedianMS), verdictOf(r))
 		}
 		row = append(row, show.MS(a.Fwd), show.Ratio(94, a.Fwd))
 		t.Rows = append(t.Rows, row)
 	}
-	t.Caption = "Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run) in one process; speedups are ratios of medians of this run. " +
-		"% FP32 peak counts 2 FLOPs per multiply-add of the B*C*T(T+1)/2 useful ones (14.5 GFLOP). The article's numbers are ONE profiled iteration each on a GTX 1070M. Measured: " + run.Receipt.String()
+	t.Caption = show.Sentences("Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run) in one process; speedups are ratios of medians of this run. "+
+		"TFLOP/s and the share of the peak count 2 FLOPs per multiply-add of the B*C*T(T+1)/2 useful ones (14.5 GFLOP).", show.PeakNote(run.Receipt, recs),
+		"The article's numbers are ONE profiled iteration each on a GTX 1070M. Measured: "+run.Receipt.String())
 	return t
 }
 
 // BackwardTable is the backward at the article's shape (dk and dw), with PyTorch's.
 func BackwardTable(run *record.Run) show.Table {
+	recs := append(run.Select("backward"), run.Select("fwdbwd")...)
+	peakHeader, peakCell := show.PeakColumn(run.Receipt, recs)
 	t := show.Table{Title: "Backward at the article's shape (dk and dw): this run beside the article",
-		Header: []string{"step", "median", "TFLOP/s", "% FP32 peak", "vs PyTorch backward", "check", "article (1070M)"}}
+		Header: []string{"step", "median", "TFLOP/s", peakHeader, "vs PyTorch backward", "check", "article (1070M)"}}
 	pt := run.Median("backward", Torch)
 	for _, r := range run.Select("backward") {
 		a, _ := articleRow(strings.TrimPrefix(r.Variant, "bwd ")) // the backward ladder's "bwd v3 batch group" is the article's v3
@@ -283,14 +316,14 @@ func BackwardTable(run *record.Run) show.Table {
 			t.Rows = append(t.Rows, []string{r.Variant, "unavailable", "", "", "", r.Note, show.MS(a.Bwd)})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{r.Variant, show.MS(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), show.Ratio(pt, r.MedianMS), verdictOf(r), show.MS(a.Bwd)})
+		t.Rows = append(t.Rows, []string{r.Variant, show.MS(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), peakCell(r), show.Ratio(pt, r.MedianMS), verdictOf(r), show.MS(a.Bwd)})
 	}
 	if fb, ok := run.Find("fwdbwd", Torch, 0); ok && fb.MedianMS > 0 {
-		t.Rows = append(t.Rows, []string{"PyTorch forward+backward", show.MS(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), "", "baseline", "94 + 529 ms"})
+		t.Rows = append(t.Rows, []string{"PyTorch forward+backward", show.MS(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), peakCell(fb), "", "baseline", "94 + 529 ms"})
 	}
 	if fb, ok := run.Find("fwdbwd", TorchCompile, 0); ok {
 		if fb.MedianMS > 0 {
-			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", show.MS(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), show.Pct(fb.PctFLOPs), show.Ratio(run.Median("fwdbwd", Torch), fb.MedianMS) + " (of PyTorch's forward+backward)", "baseline", ""})
+			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", show.MS(fb.MedianMS), fmt.Sprintf("%.2f", fb.GFLOPs/1e3), peakCell(fb), show.Ratio(run.Median("fwdbwd", Torch), fb.MedianMS) + " (of PyTorch's forward+backward)", "baseline", ""})
 		} else {
 			t.Rows = append(t.Rows, []string{"torch.compile forward+backward", "unavailable", "", "", "", fb.Note, ""})
 		}
@@ -298,7 +331,8 @@ func BackwardTable(run *record.Run) show.Table {
 	if len(t.Rows) == 0 {
 		t.Rows = append(t.Rows, []string{"(no backward records in this run)", "", "", "", "", "", ""})
 	}
-	t.Caption = "PyTorch's backward alone is the median of forward+backward minus the median of forward (autograd runs both). Backward work: 2 x the forward's multiply-adds."
+	t.Caption = show.Sentences("PyTorch's backward alone is the median of forward+backward minus the median of forward (autograd runs both). Backward work: 2 x the forward's multiply-adds.",
+		show.PeakNote(run.Receipt, recs))
 	return t
 }
 
@@ -361,10 +395,12 @@ func SweepTable(run *record.Run) show.Table {
 // TileTable is v5 at the article's shape with 8, 16 and 32 outputs per lane: the measurement that
 // chose its tile size.
 func TileTable(run *record.Run) show.Table {
+	recs := run.Select("tile")
+	peakHeader, peakCell := show.PeakColumn(run.Receipt, recs)
 	t := show.Table{Title: "v5: outputs per lane (register tile), measured at the article's shape",
-		Header: []string{"outputs per lane", "median", "TFLOP/s", "% FP32 peak", "check"}}
-	for _, r := range run.Select("tile") {
-		t.Rows = append(t.Rows, []string{fmt.Sprint(r.Size), show.MS(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), show.Pct(r.PctFLOPs), verdictOf(r)})
+		Header: []string{"outputs per lane", "median", "TFLOP/s", peakHeader, "check"}}
+	for _, r := range recs {
+		t.Rows = append(t.Rows, []string{fmt.Sprint(r.Size), show.MS(r.MedianMS), fmt.Sprintf("%.2f", r.GFLOPs/1e3), peakCell(r), verdictOf(r)})
 	}
 	if len(t.Rows) == 0 {
 		t.Rows = append(t.Rows, []string{"(not in this run)", "", "", "", ""})
@@ -376,27 +412,28 @@ func TileTable(run *record.Run) show.Table {
 // Tables are the lesson's tables from a run.
 func Tables(run *record.Run) []show.Table {
 	return []show.Table{ForwardTable(run), BackwardTable(run), ArticleTable(run), SweepTable(run), TileTable(run),
-		show.Reports("Compile reports at the article's shape", run.Kernels)}
+		show.Reports("Compile reports at the article's shape", shownReports(run))}
 }
 
 // Figures are the forward and backward bars, the speedups beside the article's, and the T sweep.
 func Figures(run *record.Run) ([]lab.Figure, error) {
 	var figs []lab.Figure
 	var labels []string
-	var times, pct, speed, cspeed, artSpeed []float64
+	var times, speed, cspeed, artSpeed []float64
+	var measured []record.Record
 	pt, pc := run.Median("forward", Torch), run.Median("forward", TorchCompile)
 	for _, r := range run.Select("forward") {
 		if r.MedianMS <= 0 {
 			continue // unavailable: its reason is in the tables
 		}
 		labels = append(labels, r.Variant)
+		measured = append(measured, r)
 		csp := 0.0
 		if pc > 0 {
 			csp = pc / r.MedianMS
 		}
 		cspeed = append(cspeed, csp)
 		times = append(times, r.MedianMS)
-		pct = append(pct, r.PctFLOPs)
 		sp := 0.0
 		if pt > 0 && r.MedianMS > 0 {
 			sp = pt / r.MedianMS
@@ -425,7 +462,7 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 			return nil, err
 		}
 		figs = append(figs, lab.Figure{Name: "01_forward_speedup", Plot: p})
-		p, err = charts.Bars("Forward: % of the FP32 FMA peak", "% of FP32 peak", labels, []charts.Series{{Name: "fp32", Values: pct}}, false, 100)
+		p, err = lab.PeakBars("Forward: % of each step's peak (FP32 FMA, or TF32 tensor cores)", run.Receipt, measured, func(r record.Record) string { return r.Variant })
 		if err != nil {
 			return nil, err
 		}

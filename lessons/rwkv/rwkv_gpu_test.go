@@ -141,6 +141,7 @@ func TestRunQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	labtest.InPlan(t, env, Lesson, run, true)
 	for _, st := range Steps {
 		r, ok := run.Find("forward", st.Name, 0)
 		if !ok || !r.Correct || r.MedianMS <= 0 {

@@ -59,20 +59,22 @@ func needB(name string, s Shape, mult int) error {
 	return nil
 }
 
-// sharedLimit is the device's opt-in shared memory per block, or the H100's when unknown.
+// sharedLimit is the device's opt-in shared memory per block (its default when the opt-in is not
+// known), or 0 when neither is known.
 func sharedLimit(d gpu.DeviceInfo) int {
 	if d.MaxSharedPerBlockOptin > 0 {
 		return d.MaxSharedPerBlockOptin
 	}
-	if d.MaxSharedPerBlock > 0 {
-		return d.MaxSharedPerBlock
-	}
-	return 227 << 10
+	return d.MaxSharedPerBlock
 }
 
+// needShared refuses a launch whose shared memory is over the GPU's limit per block: a refusal
+// because of the GPU (gpu.ErrUnsupported; one with more shared memory takes the shape). A device
+// whose limit is not known is not refused.
 func needShared(name string, s Shape, d gpu.DeviceInfo, bytes int) error {
-	if lim := sharedLimit(d); bytes > lim {
-		return fmt.Errorf("rwkv %s: T = %d needs %d bytes of shared memory per block, over the device's limit of %d bytes", name, s.T, bytes, lim)
+	if lim := sharedLimit(d); lim > 0 && bytes > lim {
+		return gpu.Unsupported("rwkv %s: T = %d needs %d bytes (%.1f KiB) of shared memory per block, over this GPU's limit of %d bytes (%.1f KiB)",
+			name, s.T, bytes, float64(bytes)/1024, lim, float64(lim)/1024)
 	}
 	return nil
 }
@@ -132,8 +134,8 @@ func V8Warps(T int) int { return max(1, min(T/V8Tile(T), V8MaxConsumers)) }
 
 // v8Plan is the launch of v8: one block per channel and 32 batch rows, consumer warps plus a producer.
 func v8Plan(name string, s Shape, d gpu.DeviceInfo) (Launch, error) {
-	if d.Major > 0 && d.Major < 8 {
-		return Launch{}, fmt.Errorf("rwkv %s: mma.sync TF32, cp.async and mbarrier need compute capability 8.0 or newer, this GPU is %s", name, d.ComputeCapability())
+	if err := gpu.NeedCC("rwkv "+name, d, 80, "mma.sync with TF32, cp.async and mbarrier"); err != nil {
+		return Launch{}, err
 	}
 	if s.T%32 != 0 {
 		return Launch{}, fmt.Errorf("rwkv %s: T = %d is not a multiple of 32, which the kernel needs (T %% 32 == 0)", name, s.T)
@@ -237,8 +239,8 @@ func V5Step(tt int) Step {
 
 // tensorCorePlan is the launch of v6 and v7: one block per channel and 32 batch rows.
 func tensorCorePlan(name string, s Shape, d gpu.DeviceInfo) (Launch, error) {
-	if d.Major > 0 && d.Major < 8 {
-		return Launch{}, fmt.Errorf("rwkv %s: TF32 tensor cores need compute capability 8.0 or newer, this GPU is %s", name, d.ComputeCapability())
+	if err := gpu.NeedCC("rwkv "+name, d, 80, "wmma with TF32"); err != nil {
+		return Launch{}, err
 	}
 	if s.T%32 != 0 {
 		return Launch{}, fmt.Errorf("rwkv %s: T = %d is not a multiple of 32, which the kernel needs (T %% 32 == 0)", name, s.T)

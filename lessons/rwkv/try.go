@@ -18,16 +18,16 @@ const TryRows = 2048
 // ("bwd v2", "bwd general").
 func Trial(env *lab.Env, step string) (lab.Trial, error) {
 	s := ArticleShape
-	device := env.Receipt.Device
-	if env.GPU() {
-		device = env.Session.Device
-	}
+	device := env.Device()
 	if strings.HasPrefix(step, "bwd") {
 		st, err := BackwardStepByName(step)
 		if step == GeneralBackward.Name {
 			st, err = GeneralBackward, nil
 		}
 		if err != nil {
+			return lab.Trial{}, err
+		}
+		if err := Refusal(st.Name, device); err != nil {
 			return lab.Trial{}, err
 		}
 		var p *BackwardProblem
@@ -54,6 +54,9 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 		st, err = GeneralStep, nil
 	}
 	if err != nil {
+		return lab.Trial{}, err
+	}
+	if err := Refusal(st.Name, device); err != nil {
 		return lab.Trial{}, err
 	}
 	if _, err := st.Plan(s, device); err != nil {

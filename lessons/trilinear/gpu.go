@@ -376,16 +376,22 @@ func (p *Problem) CheckRun(st Step, run func() error, l Launch) (Outcome, Launch
 	case KindBwdFeats:
 		err = compare("dfeats", 8*F, BackwardFeats(s, points, g, nil), st.Tol)
 	case KindBwdPoints:
-		err = compare("dpoints", 3, BackwardPoints(s, feats, points, g, nil), st.Tol)
+		err = compare("dpoints", 3, BackwardPoints(s, feats, points, g, nil), withPointsFloor(st.Tol, F, feats, g))
 	case KindTrain:
 		loss, r := TrainLoss(s, feats, points, target, nil)
 		if err = compare("loss", 1, loss, st.Tol); err == nil {
 			if err = compare("dfeats", 8*F, BackwardFeats(s, points, r, nil), st.Tol); err == nil {
-				err = compare("dpoints", 3, BackwardPoints(s, feats, points, r, nil), st.Tol)
+				err = compare("dpoints", 3, BackwardPoints(s, feats, points, r, nil), withPointsFloor(st.Tol, F, feats, r))
 			}
 		}
 	}
 	return res, l, err
+}
+
+// withPointsFloor is tol (a step's, or an edited kernel's) with PointsTolerance's floor for F
+// channels: the points gradient is a sum of 8F terms, whatever the step.
+func withPointsFloor(tol check.Tolerance, F int, feats, g []float64) check.Tolerance {
+	return tol.WithFloor(PointsTolerance(F, feats, g).Floor, fmt.Sprintf("float32 sum of 8F = %d terms", 8*F))
 }
 
 // Work is the step's minimum traffic and FLOPs on shape s.

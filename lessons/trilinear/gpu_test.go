@@ -163,3 +163,39 @@ func TestTry(t *testing.T) {
 		}
 	}
 }
+
+// Under KERNELS_EMULATE=t4 the quick run skips exactly the steps the T4 refuses (no launch, no
+// time) and records each as refused.
+func TestRunEmulatedT4(t *testing.T) {
+	t.Setenv("KERNELS_EMULATE", "t4")
+	env := labtest.Open(t)
+	run, err := Run(env, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labtest.RefusedAsChecked(t, env, Lesson, run)
+	bf16 := false
+	for _, r := range run.Records {
+		bf16 = bf16 || (r.Variant == "4 bfloat16" && r.MedianMS > 0 && r.Correct)
+	}
+	if !bf16 {
+		t.Error("the bfloat16 step (compiled for compute_75) was not measured correct on the emulated T4")
+	}
+}
+
+// The points gradient at F = 1048561 (issue 23): the op's kernels sum about eight million products
+// per point; under the fixed float32 bound (1e-5 relative L2) the correct kernels failed at 1.46e-5.
+// PointsTolerance's floor grows with F as the rounding does: the op must pass it, on 8 points
+// (feats: 256 MiB).
+func TestPointsGradientLongF(t *testing.T) {
+	env := labtest.Open(t)
+	s := Shape{N: 8, F: 1048561}
+	r, err := OpCheck(env, s, 23, -1, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r)
+	if !r.OK() {
+		t.Errorf("%v", r)
+	}
+}

@@ -352,6 +352,6 @@ func OpCheck(env *lab.Env, s Shape, seed uint64, lo, hi float64, checkRows int) 
 	ss, f64, p64, g64, _ := p.subInputs(F32)
 	res.Out = check.Compare(p.gatherRows(ov, s.F), Forward(ss, f64, p64), ForwardTol)
 	res.DFeats = check.Compare(p.gatherRows(dfv, 8*s.F), BackwardFeats(ss, p64, g64, nil), FeatsTol)
-	res.DPt = check.Compare(p.gatherRows(dpv, 3), BackwardPoints(ss, f64, p64, g64, nil), PointsTol)
+	res.DPt = check.Compare(p.gatherRows(dpv, 3), BackwardPoints(ss, f64, p64, g64, nil), PointsTolerance(s.F, f64, g64))
 	return res, nil
 }

@@ -13,7 +13,7 @@ import (
 
 // Lesson is lesson 07 for the reproduce command.
 var Lesson = lab.Lesson{ID: ID, Title: "Trilinear interpolation as a custom autograd op: coalescing, vectors, 16-bit storage, both gradients, a fused step",
-	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises}
+	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises, Steps: StepChecks}
 
 // Variant names of the baselines in the records.
 const (
@@ -82,11 +82,16 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	addTorch(env, run, s, sweeps)
 	prog.Step("PyTorch")
 
+	refused := RefusedOn(env.Device())
 	p, err := NewProblem(env, s, 42, -1, 1, CheckRows(quick), 0)
 	if err != nil {
 		return nil, err
 	}
 	for _, st := range Steps {
+		if _, ok := refused[st.Name]; ok {
+			prog.Step(st.Name)
+			continue
+		}
 		rec, err := p.Measure(st, "", "")
 		if err != nil {
 			p.Free()
@@ -107,15 +112,20 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	prog.Step("gradient checks")
 
 	for _, ss := range sweeps {
-		if err := measureSweep(env, run, ss); err != nil {
+		if err := measureSweep(env, run, ss, refused); err != nil {
 			return nil, err
 		}
 		prog.Step(ss.String())
 	}
+	for _, c := range (lab.Lesson{Steps: StepChecks}).StepsOn(env.Device()) {
+		if !c.Runs() {
+			run.Add(lab.RefusedRecord(c))
+		}
+	}
 	return run, nil
 }
 
-func measureSweep(env *lab.Env, run *record.Run, s Shape) error {
+func measureSweep(env *lab.Env, run *record.Run, s Shape, refused map[string]lab.StepCheck) error {
 	p, err := NewProblem(env, s, uint64(1000+s.N+s.F), -1, 1, 64, 0)
 	if err != nil {
 		return err
@@ -126,6 +136,9 @@ func measureSweep(env *lab.Env, run *record.Run, s Shape) error {
 		c, size = CaseSweepF, int64(s.F)
 	}
 	for _, name := range SweepSteps {
+		if _, ok := refused[name]; ok {
+			continue
+		}
 		st, _ := StepByName(name)
 		rec, err := p.Measure(st, "", "")
 		if err != nil {

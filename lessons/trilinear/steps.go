@@ -194,3 +194,23 @@ func (st Step) source(l Launch, code string) (compile.Source, error) {
 	}
 	return kt.Source(l.File)
 }
+
+// StepChecks checks every step on d at the article's shape (aligned buffers): the need its source
+// declares, then its plan. No step of the lesson needs more than compute capability 7.5 (the
+// bfloat16 step keeps it as storage and computes in float32).
+func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
+	var out []lab.StepCheck
+	for _, st := range Steps {
+		out = append(out, lab.CheckStep(kt.Kernels, st.Name, st.File, nil, d, func() error {
+			_, err := st.PlanFor(ArticleShape, d, true)
+			return err
+		}))
+	}
+	return out
+}
+
+// RefusedOn are the steps d cannot run (Lesson.RefusedOn without the initialisation cycle Run ->
+// Lesson -> Run).
+func RefusedOn(d gpu.DeviceInfo) map[string]lab.StepCheck {
+	return lab.Lesson{Steps: StepChecks}.RefusedOn(d)
+}

@@ -11,11 +11,9 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
-// Sizes of the lesson: the table's n (64M floats, 768 MiB moved per add) and the sweep.
-const (
-	TableN = 64 << 20
-	QuickN = 16 << 20
-)
+// TableN is the table's n: 64M floats, 768 MiB moved per add. A quick run measures the table at
+// the same n (the recorded run's), with fewer repetitions and sweep points.
+const TableN = 64 << 20
 
 // SweepSizes are the n of the scaling plot: 64K to 256M elements.
 func SweepSizes(quick bool) []int {
@@ -34,12 +32,13 @@ func SweepSizes(quick bool) []int {
 var Lesson = lab.Lesson{ID: ID, Title: "Setup and your first kernel: vector add", Run: Run, Tables: Tables, Figures: Figures}
 
 // Run measures the copy bandwidth, every step at TableN, the size sweep and the bad measurements.
+// A step the GPU cannot run (StepChecks) is neither compiled nor launched: the run ends with a
+// refused record for each.
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
+	refused := refusedOn(env.Device())
+	runs := func(s Step) bool { _, no := refused[s.Name]; return !no }
 	n := TableN
-	if quick {
-		n = QuickN
-	}
 	sweep := SweepSizes(quick)
 	prog := show.NewProgress("lesson 00", 2+len(Steps)+len(sweep)*len(Steps))
 	defer prog.Done()
@@ -52,6 +51,9 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		return nil, err
 	}
 	for _, s := range Steps {
+		if !runs(s) {
+			continue
+		}
 		rec, err := p.Measure(s, "")
 		if err != nil {
 			p.Free()
@@ -62,7 +64,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		run.Kernels = append(run.Kernels, report)
 		prog.Step(s.Name)
 	}
-	bad, err := BadMeasurements(env, p)
+	var bad []record.Record
+	if runs(Steps[2]) { // the bad measurements time the float4 step
+		bad, err = BadMeasurements(env, p)
+	}
 	p.Free()
 	if err != nil {
 		return nil, err
@@ -78,6 +83,9 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			return nil, err
 		}
 		for _, s := range Steps {
+			if !runs(s) {
+				continue
+			}
 			rec, err := sp.Measure(s, "")
 			if err != nil {
 				sp.Free()
@@ -88,6 +96,11 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			prog.Step(fmt.Sprintf("%s n=%d", s.Name, size))
 		}
 		sp.Free()
+	}
+	for _, c := range StepChecks(env.Device()) {
+		if c2, no := refused[c.Step]; no {
+			run.Add(lab.RefusedRecord(c2))
+		}
 	}
 	return run, nil
 }
@@ -152,7 +165,7 @@ func BadMeasurements(env *lab.Env, p *Problem) ([]record.Record, error) {
 	}
 
 	// 3. An input that fits in L2, timed without and with the flush.
-	small := max(1<<16, env.Session.Device.L2Bytes/2/12) // inputs and output together: half the L2
+	small := L2N(env.Session.Device)
 	sp, err := NewProblem(env, small, 5)
 	if err != nil {
 		return nil, err

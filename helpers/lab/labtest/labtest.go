@@ -3,9 +3,13 @@
 package labtest
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/results"
 )
 
 // Open opens the lab with the quick method and closes it when the test ends.
@@ -20,4 +24,115 @@ func Open(t testing.TB) *lab.Env {
 	}
 	t.Cleanup(func() { env.Close() })
 	return env
+}
+
+// InPlan fails t for every record of a lesson's run outside the lesson's plan for this GPU: the
+// (case, shape) points that Plan says a run (quick, or not) measures are what it measured.
+func InPlan(t testing.TB, env *lab.Env, l lab.Lesson, run *record.Run, quick bool) {
+	t.Helper()
+	if l.Plan == nil {
+		t.Errorf("%s has no Plan", l.ID)
+		return
+	}
+	for _, p := range lab.OutsidePlan(run, l.Plan(quick, env.Session.Device)) {
+		t.Errorf("%s: a record at %s, outside the lesson's plan", l.ID, p)
+	}
+}
+
+// Profiles are the GPU profiles the lessons' no-GPU tests check their steps, tables and figures
+// on: one GPU of each limit that refuses something (7.5; 8.0; 8.6 and 8.9 with 99 KiB a block),
+// and the H100 that refuses nothing.
+var Profiles = []string{"t4", "a100-80", "a10", "rtx3090", "l4", "rtx4090", "h100-sxm"}
+
+// ProfileDevice is the DeviceInfo a plan sees on the profile with key (gpu.LookupProfile).
+func ProfileDevice(t testing.TB, key string) gpu.DeviceInfo {
+	t.Helper()
+	p, err := gpu.LookupProfile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Device()
+}
+
+// RefusedAsChecked fails t unless run, measured on env's GPU, skipped exactly the steps the
+// lesson's checks refuse there: one refused record each, none of another step, and no time for a
+// refused step in any case.
+func RefusedAsChecked(t testing.TB, env *lab.Env, l lab.Lesson, run *record.Run) {
+	t.Helper()
+	want := l.RefusedOn(env.Device())
+	got := map[string]bool{}
+	for _, r := range lab.Refused(run) {
+		if got[r.Variant] {
+			t.Errorf("%s: two refused records of %s", l.ID, r.Variant)
+		}
+		got[r.Variant] = true
+		if _, ok := want[r.Variant]; !ok {
+			t.Errorf("%s: a refused record of %s, which %s runs", l.ID, r.Variant, env.Device().Name)
+		}
+	}
+	for name := range want {
+		if !got[name] {
+			t.Errorf("%s: no refused record of %s", l.ID, name)
+		}
+	}
+	for _, r := range run.Records {
+		if _, ok := want[r.Variant]; ok && r.Kind != "refused" && r.MedianMS > 0 {
+			t.Errorf("%s: %s %s is refused on %s but has a time", l.ID, r.Case, r.Variant, env.Device().Name)
+		}
+	}
+}
+
+// OnProfiles shows the lesson's recorded run as each of Profiles would have measured it
+// (lab.WithoutRefused) and fails t where a table shows NaN or Inf or a figure cannot be drawn;
+// then it calls more, when not nil, with the profile's key, that run and its refused steps, for
+// the lesson's own checks. Without a recorded run it skips.
+func OnProfiles(t *testing.T, l lab.Lesson, more func(key string, run *record.Run, refused map[string]lab.StepCheck)) {
+	t.Helper()
+	rec, err := record.LoadFS(results.FS, l.ID)
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, key := range Profiles {
+		refused := l.RefusedOn(ProfileDevice(t, key))
+		run := lab.WithoutRefused(rec, refused)
+		for _, tb := range l.Tables(run) {
+			for _, row := range tb.Rows {
+				if line := strings.Join(row, " | "); strings.Contains(line, "NaN") || strings.Contains(line, "Inf") {
+					t.Errorf("%s on %s: %s: %s", l.ID, key, tb.Title, line)
+				}
+			}
+		}
+		figs, err := l.Figures(run)
+		if err != nil {
+			t.Errorf("%s on %s: %v", l.ID, key, err)
+		}
+		for _, f := range figs {
+			if f.Plot == nil {
+				t.Errorf("%s on %s: %s has no plot", l.ID, key, f.Name)
+			}
+		}
+		if more != nil {
+			more(key, run, refused)
+		}
+	}
+}
+
+// EveryStepRuns fails t unless the lesson checks exactly steps, in order, on each of Profiles and
+// every one of them runs there: a lesson no GPU of the profiles refuses anything of.
+func EveryStepRuns(t *testing.T, l lab.Lesson, steps []string) {
+	t.Helper()
+	for _, key := range Profiles {
+		checks := l.StepsOn(ProfileDevice(t, key))
+		if len(checks) != len(steps) {
+			t.Fatalf("%s on %s: %d checks for %d steps", l.ID, key, len(checks), len(steps))
+		}
+		for i, c := range checks {
+			if c.Step != steps[i] {
+				t.Errorf("%s on %s: check %d is %q, step %q", l.ID, key, i, c.Step, steps[i])
+			}
+			if !c.Runs() {
+				t.Errorf("%s: %s refuses %s: %s", l.ID, key, c.Step, c.Refused)
+			}
+		}
+	}
 }
