@@ -1,6 +1,7 @@
 // Package results holds the recorded results of a real GPU run of the reproduce command: one JSON
 // receipt per lesson (<lesson>.json), with report.md and the plots beside them. The no-GPU mode shows
-// these, labelled with the device and the date they were measured on.
+// these, labelled with the device and the date they were measured on. gpus.json beside them is the
+// record of every notebook run under every GPU profile (cmd/gpus, lessons/matrix).
 package results
 
 import "embed"
