@@ -10,7 +10,7 @@ OUT ?= out
 ARGS ?=
 TAGS := $(if $(filter nogpu,$(MODE)),-tags=nocuda,)
 
-.PHONY: setup notebooks test reproduce grade
+.PHONY: setup notebooks test reproduce grade hub
 
 setup:
 	@bash .ci/setup.sh
@@ -39,10 +39,22 @@ gpus: setup
 sanitize: setup
 	@bash .ci/sanitize.sh $(ARGS)
 
-# Grade students' notebooks (files or folders of them): make grade NB="class/ bob.ipynb". It runs only
-# the exercises' kernels and checks, never the cells' Go; exit status 1 when an exercise failed or
-# could not be graded (cmd/grade; make then reports its own status 2). Without a GPU it compiles and
-# says what needs a GPU. ARGS="-json grades.json" also writes the rows as JSON.
+# The classroom: JupyterHub serving the suite to the students of a roster (a plain file of user names,
+# each optionally with a GPU), each logging in with their own account to their own server, copy of
+# the notebooks and GPU (.ci/hub.sh; docs/INSTRUCTORS.md). Run as root, on port 8000 unless PORT is
+# given: sudo make hub ROSTER=students.txt IP=0.0.0.0
+hub: setup
+	@ROSTER="$(ROSTER)" IP="$(IP)" PORT="$(if $(filter command line environment,$(origin PORT)),$(PORT),8000)" bash .ci/hub.sh
+
+# Grade students' notebooks: make grade NB="class/ bob.ipynb" (files or folders of them), or a hub's
+# class from each student's ~/cudalessons: sudo make grade ROSTER=students.txt (the roster make hub
+# reads; STUDENTS= works too), which also writes the gradebook, gradebook/gradebook.csv and
+# gradebook.md (GRADEBOOK=dir picks the folder; with NB alone it writes one only when GRADEBOOK is
+# given). It runs only the exercises' kernels and checks, never the cells' Go; exit status 1 when an
+# exercise failed, could not be graded or a student has no notebooks (cmd/grade; make then reports
+# its own status 2). Without a GPU it compiles and says what needs a GPU. ARGS="-json grades.json"
+# also writes the rows as JSON.
+CLASS = $(or $(STUDENTS),$(ROSTER))
 grade: setup
-	@test -n "$(NB)" || { echo 'make grade NB="notebook.ipynb or folder ..."'; exit 2; }
-	@source .ci/env.sh && go build $(TAGS) -o .scratch/grade ./cmd/grade && .scratch/grade $(ARGS) $(NB)
+	@test -n "$(NB)$(CLASS)" || { echo 'make grade NB="notebook.ipynb or folder ..." or make grade ROSTER=students.txt'; exit 2; }
+	@source .ci/env.sh && go build $(TAGS) -o .scratch/grade ./cmd/grade && .scratch/grade $(if $(CLASS),-students "$(CLASS)") $(if $(GRADEBOOK),-gradebook "$(GRADEBOOK)") $(ARGS) $(NB)

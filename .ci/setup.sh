@@ -13,7 +13,8 @@
 #      naming the package to install.
 #   2. Jupyter from the distribution: notebook, nbconvert, nbclient (on Colab, Colab's own Jupyter
 #      instead); Chromium (Debian's package chromium), which the notebooks' browser test drives
-#      headless.
+#      headless; JupyterHub (Debian's package jupyterhub), for the classroom hub (make hub) and
+#      its test, and python3-yaml, with which the test of docker/hub/values.yaml reads it.
 #   3. Go 1.26 or newer (it refuses an older one: go.mod needs it).
 #   4. The GoNB kernel from this module's go.mod (tool github.com/janpfeifer/gonb), goimports and
 #      gopls at pinned versions, and the kernel's registration with Jupyter.
@@ -144,6 +145,19 @@ if [ -z "${CHROME:-}" ] && ! command -v chromium >/dev/null && ! command -v chro
     say "Colab: no Chromium or Chrome, and none installed: only make test's browser test needs one, not the notebooks"
   else # Ubuntu's chromium is a snap, which does not run in containers.
     say "no Chromium or Chrome: make test's browser test needs one (install Chrome, or set CHROME to its path)"
+  fi
+fi
+
+# The classroom hub (make hub) and its test: Debian's JupyterHub; the test of docker/hub/values.yaml
+# reads it with Debian's Python's yaml module.
+hub_pkgs=()
+command -v jupyterhub >/dev/null || hub_pkgs+=(jupyterhub)
+"$sys_root/usr/bin/python3" -c 'import yaml' 2>/dev/null || hub_pkgs+=(python3-yaml)
+if [ "$colab" != 1 ] && [ ${#hub_pkgs[@]} -gt 0 ]; then
+  if [ "${ID:-}" = debian ]; then
+    apt_install "${hub_pkgs[@]}"
+  else
+    say "missing ${hub_pkgs[*]}: make hub and its tests need them (Debian's packages; elsewhere pip's jupyterhub with npm's configurable-http-proxy, and PyYAML)"
   fi
 fi
 

@@ -9,7 +9,10 @@
 #      copy in .scratch/browser/ (the notebooks themselves are never saved); then the test's own
 #      fault cases (no server, missing notebook, dead kernel, hung cell, broken cell). The executed
 #      copies fail on any error output or a folder of this machine named in an output, and the
-#      committed notebooks are checked for those too.
+#      committed notebooks are checked for those too;
+#   4. the classroom hub (notebooks/hub_test.go): make hub's JupyterHub with three students whose
+#      system accounts the test makes and removes (as root; skipped otherwise), each logged in
+#      through the browser running notebook 00 at the same time, then graded from the roster.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -26,6 +29,6 @@ go vet -tags=nocuda ./...
 KERNELS_BROWSER_TEST=0 go test $tags -count=1 ./...
 /usr/bin/python3 .ci/test_check_notebook.py # the path rule, and the committed notebooks checked by it
 
-echo "test: every notebook in headless Chromium (screenshots and executed copies in .scratch/browser/)"
-KERNELS_BROWSER_TEST=1 go test $tags -count=1 -timeout 75m -v -run 'TestNotebooksInBrowser|TestBrowserFaults' ./notebooks
+echo "test: every notebook in headless Chromium, then the classroom hub (screenshots and executed copies in .scratch/browser/)"
+KERNELS_BROWSER_TEST=1 go test $tags -count=1 -timeout 75m -v -run 'TestNotebooksInBrowser|TestBrowserFaults|TestClassroomHub' ./notebooks
 echo "test: all passed"

@@ -6,6 +6,9 @@
 // and a table. Screenshots and the executed copies go to .scratch/browser/; the notebooks
 // themselves are never saved.
 //
+// hub_test.go does the same for a class: the classroom hub (make hub) with three students logged in
+// through the browser, each running notebook 00 in their own copy at the same time.
+//
 // The tests run when KERNELS_BROWSER_TEST=1 (make test sets it): they take minutes. Without a
 // browser or Jupyter they skip, saying so; with KERNELS_BROWSER_TEST=1 that is a failure instead.
 // KERNELS_NOTEBOOK_LIMIT (a Go duration) overrides the time limit per notebook.
@@ -174,7 +177,7 @@ func TestNotebooksInBrowser(t *testing.T) {
 		t.Run(strings.TrimSuffix(name, ".ipynb"), func(t *testing.T) {
 			lim := limits{Load: 2 * time.Minute, Run: s.runLimit(t), Logf: t.Logf}
 			want := check{Banner: s.banner(), Rendering: true, Checker: s.checker()}
-			r, err := runNotebook(bctx, srv, dir, name, lim, want, out)
+			r, err := runNotebook(bctx, srv.target(), dir, name, lim, want, out)
 			if r != nil && r.Took > 0 {
 				line := fmt.Sprintf("%s: %.1f s, %d code cells ran, %d plots, %d tables", name, r.Took.Seconds(), r.CodeCells, r.Plots, r.Tables)
 				times = append(times, line)
@@ -238,20 +241,20 @@ func TestBrowserFaults(t *testing.T) {
 	lim := limits{Load: 2 * time.Minute, Run: 2 * time.Minute}
 
 	t.Run("notebook does not exist", func(t *testing.T) {
-		_, err := runNotebook(bctx, srv, dir, "no_such_notebook.ipynb", lim, check{}, out)
+		_, err := runNotebook(bctx, srv.target(), dir, "no_such_notebook.ipynb", lim, check{}, out)
 		expectError(t, err, "no_such_notebook.ipynb does not exist")
 	})
 
 	t.Run("kernel dies", func(t *testing.T) {
 		writeNotebook(t, dir, "dies.ipynb", "!echo started", "!sleep 1 && kill -9 $PPID", "!echo never")
-		_, err := runNotebook(bctx, srv, dir, "dies.ipynb", lim, check{}, out)
+		_, err := runNotebook(bctx, srv.target(), dir, "dies.ipynb", lim, check{}, out)
 		expectError(t, err, "kernel died", "cell 1 (")
 	})
 
 	t.Run("cell hangs", func(t *testing.T) {
 		writeNotebook(t, dir, "hangs.ipynb", "!echo started", "!sleep 300", "!echo never")
 		start := time.Now()
-		_, err := runNotebook(bctx, srv, dir, "hangs.ipynb", limits{Load: lim.Load, Run: 10 * time.Second}, check{}, out)
+		_, err := runNotebook(bctx, srv.target(), dir, "hangs.ipynb", limits{Load: lim.Load, Run: 10 * time.Second}, check{}, out)
 		expectError(t, err, `cell 1 ("!sleep 300") still running after 10s`)
 		if took := time.Since(start); took > 90*time.Second {
 			t.Errorf("failing took %v", took)
@@ -260,11 +263,11 @@ func TestBrowserFaults(t *testing.T) {
 
 	t.Run("cell does not compile", func(t *testing.T) {
 		name, broken := brokenCopy(t, s.root, dir)
-		_, err := runNotebook(bctx, srv, dir, name, lim, check{Checker: s.checker()}, out)
+		_, err := runNotebook(bctx, srv.target(), dir, name, lim, check{Checker: s.checker()}, out)
 		expectError(t, err, fmt.Sprintf("cell %d", broken))
 	})
 
-	if !srv.answers() {
+	if !srv.answers("/api/status?token=" + srv.Token) {
 		t.Errorf("the fault server stopped answering")
 	}
 }

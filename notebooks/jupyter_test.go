@@ -22,13 +22,20 @@ import (
 	"time"
 )
 
-// server is a Jupyter server started by a script (.ci/jupyter.sh, the one `make notebooks` runs) on a
-// free port of 127.0.0.1 with a fresh token. Stop ends it by its own process id.
-type server struct {
-	URL   string // http://127.0.0.1:<port>
+// jupyterAPI is a Jupyter server's REST API: its address and the token its calls carry.
+type jupyterAPI struct {
+	URL   string // http://127.0.0.1:<port>, or a student's server behind the hub: <hub>/user/<name>
 	Token string
-	Log   string // the file holding its stdout and stderr
+}
 
+// server is a Jupyter server started by a script (.ci/jupyter.sh, the one `make notebooks` runs) on a
+// free port of 127.0.0.1 with a fresh token, or the classroom hub (.ci/hub.sh). Stop ends it by its
+// own process id.
+type server struct {
+	jupyterAPI
+	Log string // the file holding its stdout and stderr
+
+	what    string // "the jupyter server (<script>)", for messages
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has exited
 	waitErr error         // its exit status, once exited is closed
@@ -52,21 +59,28 @@ func startServer(script string, args []string, logPath string, limit time.Durati
 	if err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("jupyter log: %w", err)
-	}
 	argv := append([]string{script, "--ip=127.0.0.1", "--port=" + strconv.Itoa(port), "--port-retries=0"}, args...)
 	cmd := exec.Command("bash", argv...)
 	cmd.Env = append(os.Environ(), "JUPYTER_TOKEN="+token)
+	api := jupyterAPI{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Token: token}
+	return startProcess(cmd, "the jupyter server ("+script+")", api, "/api/status?token="+token, logPath, limit)
+}
+
+// startProcess starts cmd, its output to logPath, and waits until GET api.URL+probe answers 200, at
+// most limit, failing as startServer says.
+func startProcess(cmd *exec.Cmd, what string, api jupyterAPI, probe, logPath string, limit time.Duration) (*server, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: its log: %w", what, err)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Should this test process die, the server gets SIGTERM rather than outliving it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("starting %s: %w", script, err)
+		return nil, fmt.Errorf("starting %s: %w", what, err)
 	}
-	s := &server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Token: token, Log: logPath, cmd: cmd,
+	s := &server{jupyterAPI: api, Log: logPath, what: what, cmd: cmd,
 		exited: make(chan struct{}), seen: map[proc]bool{}}
 	go func() {
 		s.waitErr = cmd.Wait()
@@ -76,19 +90,19 @@ func startServer(script string, args []string, logPath string, limit time.Durati
 	go s.watch()
 	deadline := time.Now().Add(limit)
 	for {
-		if s.answers() {
+		if s.answers(probe) {
 			return s, nil
 		}
 		select {
 		case <-s.exited:
-			return s, fmt.Errorf("the jupyter server (%s, pid %d) exited before answering on %s: %v; its log ends:\n%s",
-				script, cmd.Process.Pid, s.URL, s.waitErr, tailOf(logPath, 1500))
+			return s, fmt.Errorf("%s, pid %d, exited before answering on %s: %v; its log ends:\n%s",
+				what, cmd.Process.Pid, s.URL, s.waitErr, tailOf(logPath, 1500))
 		case <-time.After(250 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			_, stopErr := s.Stop()
-			return s, fmt.Errorf("the jupyter server (%s, pid %d) did not answer on %s within %v; stopped it (%v); its log ends:\n%s",
-				script, cmd.Process.Pid, s.URL, limit, errOrOK(stopErr), tailOf(logPath, 1500))
+			return s, fmt.Errorf("%s, pid %d, did not answer on %s within %v; stopped it (%v); its log ends:\n%s",
+				what, cmd.Process.Pid, s.URL, limit, errOrOK(stopErr), tailOf(logPath, 1500))
 		}
 	}
 }
@@ -110,10 +124,10 @@ func (s *server) watch() {
 	}
 }
 
-// answers reports whether the server's API answers with the token.
-func (s *server) answers() bool {
+// answers reports whether GET s.URL+probe answers 200 (for Jupyter: its status API, with the token).
+func (s *server) answers(probe string) bool {
 	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(s.URL + "/api/status?token=" + s.Token)
+	resp, err := c.Get(s.URL + probe)
 	if err != nil {
 		return false
 	}
@@ -147,7 +161,7 @@ func (s *server) Stop() (left []string, err error) {
 			case <-time.After(20 * time.Second):
 				_ = s.cmd.Process.Kill()
 				<-s.exited
-				s.stopErr = fmt.Errorf("jupyter (pid %d) ignored SIGTERM for 20 s and was killed", s.Pid())
+				s.stopErr = fmt.Errorf("%s, pid %d, ignored SIGTERM for 20 s and was killed", s.what, s.Pid())
 			}
 		}
 		s.mu.Lock()
@@ -166,7 +180,7 @@ func (s *server) Stop() (left []string, err error) {
 
 // api calls the server's REST API and decodes a JSON answer into out (when not nil). It returns the
 // HTTP status.
-func (s *server) api(method, path string, out any) (int, error) {
+func (s jupyterAPI) api(method, path string, out any) (int, error) {
 	req, err := http.NewRequest(method, s.URL+path, nil)
 	if err != nil {
 		return 0, err
@@ -188,7 +202,7 @@ func (s *server) api(method, path string, out any) (int, error) {
 }
 
 // exists reports whether the server has a notebook at path (relative to the folder it serves).
-func (s *server) exists(path string) (bool, error) {
+func (s jupyterAPI) exists(path string) (bool, error) {
 	code, err := s.api("GET", "/api/contents/"+escapePath(path)+"?content=0", nil)
 	if err != nil {
 		return false, err
@@ -203,7 +217,7 @@ func (s *server) exists(path string) (bool, error) {
 }
 
 // shutdownSessions shuts down the kernels of the sessions open on path.
-func (s *server) shutdownSessions(path string) error {
+func (s jupyterAPI) shutdownSessions(path string) error {
 	var sessions []struct {
 		ID   string `json:"id"`
 		Path string `json:"path"`

@@ -192,11 +192,23 @@ const (
 	jsTop = `(() => { const s = document.getElementById('site'); if (s) s.scrollTop = 0; window.scrollTo(0, 0); return true; })()`
 )
 
+// target is a Jupyter server as runNotebook reaches it: its REST API, what authenticates the
+// browser's page (the token in its URL; nothing behind the classroom hub, where the browser logged
+// in) and the process that serves it (Jupyter itself, or the hub).
+type target struct {
+	jupyterAPI
+	pageAuth string
+	proc     *server
+}
+
+// target is the server reached directly, with its token.
+func (s *server) target() target { return target{s.jupyterAPI, "?token=" + s.Token, s} }
+
 // runNotebook opens name (a path on the server, relative to dir, the folder it serves) in a new tab
 // of the browser, waits for its kernel, clears the outputs, runs all cells and checks the page.
 // Screenshots and the executed copy go to out. It never saves the notebook, and fails if the file
 // on disk changed. The notebook's kernel is shut down before it returns.
-func runNotebook(bctx context.Context, s *server, dir, name string, lim limits, want check, out string) (run *notebookRun, err error) {
+func runNotebook(bctx context.Context, s target, dir, name string, lim limits, want check, out string) (run *notebookRun, err error) {
 	ok, err := s.exists(name)
 	if err != nil {
 		return nil, fmt.Errorf("notebook %s: asking the server: %w", name, err)
@@ -222,7 +234,7 @@ func runNotebook(bctx context.Context, s *server, dir, name string, lim limits, 
 	defer cancel()
 	tctx, cancelT := context.WithTimeout(tctx, 2*lim.Load+lim.Run+2*time.Minute)
 	defer cancelT()
-	if err := chromedp.Do(tctx, chromedp.Navigate(s.URL+"/notebooks/"+escapePath(name)+"?token="+s.Token)); err != nil {
+	if err := chromedp.Do(tctx, chromedp.Navigate(s.URL+"/notebooks/"+escapePath(name)+s.pageAuth)); err != nil {
 		return nil, fmt.Errorf("notebook %s: opening the page: %w", name, err)
 	}
 	if err := waitFor(tctx, lim.Load, func() (bool, error) { return eval[bool](tctx, jsLoaded) }); err != nil {
@@ -269,9 +281,9 @@ func runNotebook(bctx context.Context, s *server, dir, name string, lim limits, 
 		if err != nil {
 			return run, fmt.Errorf("notebook %s: reading the page after %v: %w", name, time.Since(start).Round(time.Second), err)
 		}
-		if !s.Alive() {
-			return run, fmt.Errorf("notebook %s: the jupyter server exited (%v) %v after Run All; its log ends:\n%s",
-				name, s.waitErr, time.Since(start).Round(time.Second), tailOf(s.Log, 1500))
+		if !s.proc.Alive() {
+			return run, fmt.Errorf("notebook %s: %s exited (%v) %v after Run All; its log ends:\n%s",
+				name, s.proc.what, s.proc.waitErr, time.Since(start).Round(time.Second), tailOf(s.proc.Log, 1500))
 		}
 		if len(p.Events) > 0 {
 			at := "after the last cell"
@@ -452,7 +464,7 @@ func cellAt(cs []cellState, i int) string {
 }
 
 // interrupt interrupts the kernels of the sessions open on path.
-func (s *server) interrupt(path string) error {
+func (s jupyterAPI) interrupt(path string) error {
 	var sessions []struct {
 		Path   string `json:"path"`
 		Kernel struct {

@@ -55,42 +55,7 @@ func solved(t *testing.T, path, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, problems, err := grade.Find(path, data, lessons.All())
-	if err != nil || len(problems) > 0 {
-		t.Fatalf("%s: %v %+v", path, err, problems)
-	}
-	var nb map[string]any
-	if err := json.Unmarshal(data, &nb); err != nil {
-		t.Fatal(err)
-	}
-	cells := nb["cells"].([]any)
-	for _, f := range found {
-		x, err := f.Lesson.ExerciseByNumber(f.Number)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sol, err := x.Solution()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cell := cells[f.Cell-1].(map[string]any)
-		var src string
-		switch s := cell["source"].(type) {
-		case string:
-			src = s
-		case []any:
-			for _, l := range s {
-				src += l.(string)
-			}
-		}
-		old := "`" + f.Code + "`"
-		if strings.Count(src, old) != 1 {
-			t.Fatalf("%s, cell %d: the exercise's raw string is not found once", path, f.Cell)
-		}
-		src = strings.Replace(src, old, "`"+sol+"`", 1)
-		cell["source"] = strings.SplitAfter(src, "\n")
-	}
-	out, err := json.MarshalIndent(nb, "", " ")
+	out, err := grade.Solved(path, data, lessons.All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +72,7 @@ func gradeAll(t *testing.T, env *lab.Env, paths ...string) (int, string, []grade
 	t.Helper()
 	js := filepath.Join(t.TempDir(), "grades.json")
 	var stdout, stderr bytes.Buffer
-	code := run(env, paths, js, &stdout, &stderr)
+	code := run(env, job{paths: paths, jsonOut: js}, &stdout, &stderr)
 	var rows []grade.Row
 	if b, err := os.ReadFile(js); err == nil {
 		if err := json.Unmarshal(b, &rows); err != nil {

@@ -469,7 +469,8 @@ func TestSetupColabWithoutJupyter(t *testing.T) {
 }
 
 // Debian without CUDA and with only a pip `jupyter` is what it was: Debian's CUDA 11.8 from non-free,
-// Debian's Jupyter and Chromium, the kernel registered as GoNB writes it, nothing of the Colab route.
+// Debian's Jupyter, Chromium and JupyterHub, the kernel registered as GoNB writes it, nothing of the
+// Colab route.
 func TestSetupDebian(t *testing.T) {
 	r := newSetupRig(t)
 	r.osRelease(t, bookworm)
@@ -478,7 +479,7 @@ func TestSetupDebian(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("setup failed: %v\n%s", res.err, res)
 	}
-	want := "nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 libcuda1 jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel chromium"
+	want := "nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 libcuda1 jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel chromium jupyterhub python3-yaml"
 	if got := strings.Join(res.installs(), " "); got != want {
 		t.Errorf("apt-get installed\n  %s\nwant\n  %s\n%s", got, want, res)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cudalessons/cudalessons/helpers/classroom"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -34,11 +35,15 @@ func Cell(body func(env *Env) error) {
 
 // Doctor is the setup check: is there a GPU, which driver, which CUDA headers cgo built against and
 // which NVRTC compiles the kernels (they may come from different CUDA versions: .ci/env.sh picks
-// them), which architecture kernels compile for, which mode runs and why.
+// them), which architecture kernels compile for, which mode runs and why; on the classroom hub, the
+// student's seat (their device, and who shares it).
 func Doctor(env *Env) show.Table {
 	t := show.Table{Title: "Doctor", Header: []string{"check", "finding"}}
 	add := func(k, v string) { t.Rows = append(t.Rows, []string{k, v}) }
 	add("mode", env.Mode.String())
+	if seat := os.Getenv(classroom.SeatEnv); seat != "" {
+		add("seat", seat) // set by the classroom hub: which device this student has, and who shares it
+	}
 	if env.GPU() {
 		d := env.Receipt.Device
 		add("GPU", d.String())

@@ -14,6 +14,7 @@ func TestDoctorNamesNVRTCArchAndNoHome(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CACHE_HOME", "")
 	t.Setenv("KERNELS_CACHE_DIR", "")
+	t.Setenv("KERNELS_SEAT", "ada: GPU 1, NVIDIA H100 80GB HBM3 (GPU-1234), yours alone") // as the classroom hub sets it
 	headers := os.Getenv("KERNELS_CGO_CUDA")
 	if headers == "" {
 		headers = "11.8"
@@ -36,6 +37,9 @@ func TestDoctorNamesNVRTCArchAndNoHome(t *testing.T) {
 	}
 	if !strings.Contains(rows["cgo headers"], "CUDA "+headers+"'s cuda.h") {
 		t.Errorf("cgo headers row %q", rows["cgo headers"])
+	}
+	if got := rows["seat"]; got != os.Getenv("KERNELS_SEAT") {
+		t.Errorf("seat row %q, want the hub's KERNELS_SEAT", got)
 	}
 	if got := rows["PTX cache"]; got != "~/.cache/cudalessons/ptx" {
 		t.Errorf("PTX cache shown as %q, want it relative to home", got)
