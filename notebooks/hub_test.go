@@ -49,7 +49,8 @@ type classroom struct {
 // account, and each doctor shows the student's own seat; each saves their work and nothing of it
 // appears in another's copy or in the project; the grader grades the three copies from the roster;
 // a student who deletes notebooks gets them back at their next login without touching anyone else's
-// work; and the hub stopped in the middle of a run loses no saved notebook.
+// work; the hub stopped in the middle of a run loses no saved notebook; and the shared password an
+// instructor may ask for replaces the system passwords, with a warning, for the roster's names only.
 //
 // It needs root (it makes the accounts, and the hub starts servers as them), Debian's jupyterhub
 // (.ci/setup.sh installs it) and what the browser test needs; it runs with the browser test
@@ -214,6 +215,31 @@ func TestClassroomHub(t *testing.T) {
 		}
 		c.checkMarks(t, marks, "00_setup.ipynb")
 	})
+
+	t.Run("a shared password, when the instructor asks for it", func(t *testing.T) {
+		if _, err := c.hub.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := randomToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared := "shared-" + tok[:10]
+		log := c.start(t, "HUB_AUTH=shared-password", "HUB_PASSWORD="+shared)
+		if b, _ := os.ReadFile(log); !bytes.Contains(b, []byte("WARNING: HUB_AUTH=shared-password")) {
+			t.Errorf("the hub did not warn that every student logs in with one password")
+		}
+		cy := hubStudents[2]
+		if _, err := c.token(cy, shared); err != nil {
+			t.Errorf("%s with the shared password: %v", cy, err)
+		}
+		if _, err := c.token(cy, c.password[cy]); err == nil {
+			t.Errorf("%s's own system password still logs in under the shared password", cy)
+		}
+		if _, err := c.token(hubOutsider, shared); err == nil {
+			t.Errorf("an account that is not on the roster logged in with the shared password")
+		}
+	})
 }
 
 // newClassroom makes the accounts (removed when t ends, after the hub stops), the roster and the
@@ -272,11 +298,12 @@ func removeAccount(name string) {
 	_ = exec.Command("userdel", "-r", "-f", name).Run()
 }
 
-// start starts the hub (again, after a stop: same folder, same database), stopping it when t ends.
-func (c *classroom) start(t *testing.T) {
+// start starts the hub (again, after a stop: same folder, same database) with the extra environment
+// given, stopping it when t ends. It returns the file of the hub's log.
+func (c *classroom) start(t *testing.T, env ...string) string {
 	t.Helper()
 	cmd := exec.Command("bash", filepath.Join(c.s.root, ".ci/hub.sh"))
-	cmd.Env = c.env
+	cmd.Env = append(c.env[:len(c.env):len(c.env)], env...)
 	c.starts++
 	log := filepath.Join(c.out, fmt.Sprintf("hub-%d.log", c.starts))
 	hub, err := startProcess(cmd, "the classroom hub (.ci/hub.sh)", jupyterAPI{URL: c.url}, "/hub/api", log, 6*time.Minute)
@@ -294,6 +321,7 @@ func (c *classroom) start(t *testing.T) {
 		}
 	})
 	t.Logf("classroom hub pid %d on %s (log %s)", hub.Pid(), c.url, log)
+	return log
 }
 
 // folder is a student's copy of the notebooks.

@@ -1,7 +1,8 @@
 # JupyterHub for a class on one machine: `make hub` (.ci/hub.sh) starts it with this file, after
 # writing what it reads into $HUB_DIR:
 #   seats.json        the students of the instructor's roster with their server's environment
-#                     (CUDA_VISIBLE_DEVICES, KERNELS_SEAT) and the instructors (go run ./cmd/classroom)
+#                     (CUDA_VISIBLE_DEVICES, KERNELS_SEAT), the instructors and the folder of the
+#                     students' notebooks (go run ./cmd/classroom)
 #   student-env.json  what every student's server needs to build and run the notebooks' cells: PATH
 #                     (the project's Go toolchain and the gonb kernel), the module cache, the cgo and
 #                     NVRTC variables .ci/env.sh picked, the mode, KERNELS_ROOT and JUPYTER_PATH
@@ -16,9 +17,9 @@ import pwd
 import subprocess
 
 hub_dir = os.environ["HUB_DIR"]
-folder = os.environ.get("HUB_FOLDER", "cudalessons")  # helpers/classroom.Folder
 with open(os.path.join(hub_dir, "seats.json")) as f:
     seats = json.load(f)
+folder = seats["folder"]  # helpers/classroom.Folder: ~/cudalessons
 with open(os.path.join(hub_dir, "student-env.json")) as f:
     student_env = json.load(f)
 students = {s["name"]: s for s in seats["students"]}

@@ -24,6 +24,7 @@ import (
 // instructors (the hub's admins).
 type Seats struct {
 	Roster      string    `json:"roster"`
+	Folder      string    `json:"folder"`  // the folder of each student's home that holds their notebooks
 	Devices     []string  `json:"devices"` // the machine's GPUs, as nvidia-smi -L names them
 	Students    []Student `json:"students"`
 	Instructors []string  `json:"instructors"`
@@ -94,7 +95,7 @@ func build(r *classroom.Roster, devs []classroom.Device) (Seats, error) {
 	if err != nil {
 		return Seats{}, err
 	}
-	s := Seats{Roster: r.Path, Instructors: r.Instructors, Devices: []string{}}
+	s := Seats{Roster: r.Path, Folder: classroom.Folder, Instructors: r.Instructors, Devices: []string{}}
 	if s.Instructors == nil {
 		s.Instructors = []string{}
 	}

@@ -34,7 +34,7 @@ func TestSeatsFile(t *testing.T) {
 		s.Students[0].Env["CUDA_VISIBLE_DEVICES"] != "GPU-aaaaaaaa-0000-0000-0000-000000000000" {
 		t.Errorf("seats: %+v", s.Students)
 	}
-	if s.Students[0].Env[classroom.SeatEnv] != s.Students[0].Note || len(s.Instructors) != 1 || len(s.Devices) != 2 {
+	if s.Students[0].Env[classroom.SeatEnv] != s.Students[0].Note || len(s.Instructors) != 1 || len(s.Devices) != 2 || s.Folder != classroom.Folder {
 		t.Errorf("seats: %+v", s)
 	}
 
