@@ -118,9 +118,13 @@ func OnProfiles(t *testing.T, l lab.Lesson, more func(key string, run *record.Ru
 }
 
 // EveryStepRuns fails t unless the lesson checks exactly steps, in order, on each of Profiles and
-// every one of them runs there: a lesson no GPU of the profiles refuses anything of.
+// every one of them runs there, and a bare device of compute capability 7.5 (no limits known beyond
+// it) refuses none either: a lesson no GPU refuses anything of.
 func EveryStepRuns(t *testing.T, l lab.Lesson, steps []string) {
 	t.Helper()
+	if n := len(l.RefusedOn(gpu.DeviceInfo{Major: 7, Minor: 5})); n != 0 {
+		t.Errorf("%s: a bare 7.5 device refuses %d steps", l.ID, n)
+	}
 	for _, key := range Profiles {
 		checks := l.StepsOn(ProfileDevice(t, key))
 		if len(checks) != len(steps) {
