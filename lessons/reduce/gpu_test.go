@@ -391,13 +391,7 @@ func TestLayerNormOp(t *testing.T) {
 // Under KERNELS_EMULATE=t4 the quick run skips exactly the steps the T4 refuses (no launch, no
 // time) and records each as refused.
 func TestRunEmulatedT4(t *testing.T) {
-	t.Setenv("KERNELS_EMULATE", "t4")
-	env := labtest.Open(t)
-	run, err := Run(env, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	labtest.RefusedAsChecked(t, env, Lesson, run)
+	labtest.RunEmulated(t, Lesson, "t4")
 }
 
 // Layer norm's backward at M = 1 through the op (issue 23): dx and dweight are exactly 0 in the

@@ -5,7 +5,6 @@ package rwkv
 import (
 	"testing"
 
-	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
@@ -15,17 +14,11 @@ func TestRunOnT4Limits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole quick run")
 	}
-	t.Setenv(gpu.EmulateEnv, "t4")
-	env := labtest.Open(t)
-	run, err := Run(env, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, run := labtest.RunEmulated(t, Lesson, "t4")
 	refused := Lesson.RefusedOn(env.Device())
 	if len(refused) == 0 {
 		t.Fatal("the T4 refuses nothing")
 	}
-	labtest.RefusedAsChecked(t, env, Lesson, run)
 	for _, r := range run.Records { // stricter: no record at all of a refused step but its refused one
 		if _, ok := refused[r.Variant]; ok && r.Kind != "refused" {
 			t.Errorf("%s %s is refused on a T4 but has a record (median %v)", r.Case, r.Variant, r.MedianMS)

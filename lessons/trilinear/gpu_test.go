@@ -167,13 +167,7 @@ func TestTry(t *testing.T) {
 // Under KERNELS_EMULATE=t4 the quick run skips exactly the steps the T4 refuses (no launch, no
 // time) and records each as refused.
 func TestRunEmulatedT4(t *testing.T) {
-	t.Setenv("KERNELS_EMULATE", "t4")
-	env := labtest.Open(t)
-	run, err := Run(env, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	labtest.RefusedAsChecked(t, env, Lesson, run)
+	_, run := labtest.RunEmulated(t, Lesson, "t4")
 	bf16 := false
 	for _, r := range run.Records {
 		bf16 = bf16 || (r.Variant == "4 bfloat16" && r.MedianMS > 0 && r.Correct)

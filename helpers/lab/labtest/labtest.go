@@ -82,6 +82,21 @@ func RefusedAsChecked(t testing.TB, env *lab.Env, l lab.Lesson, run *record.Run)
 	}
 }
 
+// RunEmulated runs the lesson's quick run under the GPU profile's limits (KERNELS_EMULATE=profile,
+// for the rest of t) and fails t unless it skipped exactly the steps the lesson's checks refuse there
+// (RefusedAsChecked); it returns the env and the run for the lesson's own checks.
+func RunEmulated(t *testing.T, l lab.Lesson, profile string) (*lab.Env, *record.Run) {
+	t.Helper()
+	t.Setenv(gpu.EmulateEnv, profile)
+	env := Open(t)
+	run, err := l.Run(env, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	RefusedAsChecked(t, env, l, run)
+	return env, run
+}
+
 // OnProfiles shows the lesson's recorded run as each of Profiles would have measured it
 // (lab.WithoutRefused) and fails t where a table shows NaN or Inf or a figure cannot be drawn;
 // then it calls more, when not nil, with the profile's key, that run and its refused steps, for
