@@ -26,6 +26,24 @@ type StepCheck struct {
 // Runs reports whether the step runs.
 func (c StepCheck) Runs() bool { return c.Refused == "" }
 
+// Why is a refusal as the reader reads it: the need or limit, and the step that runs instead ("" for
+// a step that runs).
+func (c StepCheck) Why() string {
+	if c.Instead != "" && c.Refused != "" {
+		return c.Refused + "; " + c.Instead + " runs instead"
+	}
+	return c.Refused
+}
+
+// Err is nil for a step that runs, else its refusal (Why) as a gpu.ErrUnsupported, so that IsRefusal
+// holds and a cell shows it as a note.
+func (c StepCheck) Err() error {
+	if c.Runs() {
+		return nil
+	}
+	return gpu.Unsupported("%s", c.Why())
+}
+
 // CheckStep checks one step on d: first the compute capability its source declares when built with
 // defines (compile.Required), then plan, the step's own plan at the lesson's shape on d (nil when
 // the step has none). Only refusals because of the GPU (gpu.ErrUnsupported, a declared need) count:
@@ -109,11 +127,7 @@ const RefusedCase = "refused"
 // RefusedRecord is the record a run adds in place of a step the GPU cannot run: kind "refused", no
 // timings, the reason and the step that runs instead in its note.
 func RefusedRecord(c StepCheck) record.Record {
-	note := c.Refused
-	if c.Instead != "" {
-		note += "; " + c.Instead + " runs instead"
-	}
-	return record.Record{Case: RefusedCase, Variant: c.Step, Kind: "refused", Shape: c.File, Note: note}
+	return record.Record{Case: RefusedCase, Variant: c.Step, Kind: "refused", Shape: c.File, Note: c.Why()}
 }
 
 // Refused are a run's refused records.

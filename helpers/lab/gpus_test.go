@@ -66,6 +66,17 @@ func TestRefusalsAndInstead(t *testing.T) {
 	if checks[1].Instead != "1" || checks[3].Instead != "3" || checks[4].Instead != "op" {
 		t.Errorf("instead: %+v", checks)
 	}
+	// A refusal reads as its need and the step that runs instead, as a note, a record and an error.
+	if err := checks[0].Err(); err != nil || checks[0].Why() != "" {
+		t.Errorf("a step that runs: %v %q", err, checks[0].Why())
+	}
+	err := checks[1].Err()
+	if want := "x; 1 runs instead"; checks[1].Why() != want || !IsRefusal(err) || !strings.Contains(err.Error(), want) || RefusedRecord(checks[1]).Note != want {
+		t.Errorf("a refusal: %q, %v, %q", checks[1].Why(), err, RefusedRecord(checks[1]).Note)
+	}
+	if got := (StepCheck{Step: "9", Refused: "w"}).Why(); got != "w" {
+		t.Errorf("a refusal with nothing instead: %q", got)
+	}
 }
 
 // A recorded run shown as a GPU that refuses a step would show it: no record of the step has a

@@ -95,7 +95,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 	return lab.Trial{Step: st.Name, Lesson: ID,
 		Compile: func(code string) ([]record.KernelReport, error) {
 			if c, ok := RefusedOn(env.Device())[st.Name]; ok {
-				return nil, refusal(c)
+				return nil, c.Err()
 			}
 			l, err := st.PlanFor(AlexNet, env.Receipt.Device)
 			if err != nil {
@@ -165,7 +165,7 @@ func Walk(env *lab.Env, step string) error {
 		return err
 	}
 	if c, ok := RefusedOn(env.Device())[st.Name]; ok {
-		return refusal(c)
+		return c.Err()
 	}
 	run, rerr := env.Shown(Lesson)
 	if rerr != nil && !errors.Is(rerr, lab.ErrNoRecord) {
@@ -244,7 +244,7 @@ func NoReLUDemo(env *lab.Env) error {
 		return nil
 	}
 	if c, ok := RefusedOn(env.Device())["6 fused atomicMax"]; ok {
-		return refusal(c)
+		return c.Err()
 	}
 	for _, s := range []Shape{{N: 2, C: 3, H: 37, W: 41, K: 96, R: 11, S: 4, P: 2}, AlexNet} {
 		checked := 0
@@ -258,7 +258,7 @@ func NoReLUDemo(env *lab.Env) error {
 		for _, st := range []Step{NoReLU, MustStep("7 fused tile pool")} {
 			if c, ok := RefusedOn(env.Device())[st.Name]; ok {
 				p.Free()
-				return refusal(c)
+				return c.Err()
 			}
 			res, _, err := p.Check(st, "")
 			if err != nil {

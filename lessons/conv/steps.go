@@ -280,13 +280,3 @@ func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 	}
 	return out
 }
-
-// refusal is a refused step's check as the error a cell shows as a note: what it needs, and the
-// step that runs instead.
-func refusal(c lab.StepCheck) error {
-	msg := c.Refused
-	if c.Instead != "" {
-		msg += "; " + c.Instead + " runs instead"
-	}
-	return gpu.Unsupported("%s", msg)
-}

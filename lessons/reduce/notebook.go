@@ -8,7 +8,6 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
-	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -234,7 +233,7 @@ func TrySoftmax(env *lab.Env, step, code string) error {
 		return err
 	}
 	if c, ok := RefusedOn(env.Device())[s.Name]; ok {
-		return refusal(c)
+		return c.Err()
 	}
 	d := s.DTypes[0]
 	rows, cols := SoftmaxRows, SoftmaxCols
@@ -341,7 +340,7 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 		return err
 	}
 	if c, ok := RefusedOn(env.Device())[s.Name]; ok {
-		return refusal(c)
+		return c.Err()
 	}
 	src, err := kr.Source(s.File)
 	if err != nil {
@@ -442,14 +441,4 @@ func showTryCheck(label string, misaligned bool, res check.Result, err error) (w
 		show.Note(show.Success, fmt.Sprintf("%s (every element): %s", label, res))
 	}
 	return false, nil
-}
-
-// refusal is a refused step's check as the error a cell shows as a note (lab.Cell): what it needs,
-// what this GPU is, and the step that runs instead.
-func refusal(c lab.StepCheck) error {
-	msg := c.Refused
-	if c.Instead != "" {
-		msg += "; " + c.Instead + " runs instead"
-	}
-	return gpu.Unsupported("%s", msg)
 }
