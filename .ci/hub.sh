@@ -16,7 +16,7 @@
 #              start; students' servers find the project through KERNELS_ROOT, and get copies of
 #              its notebooks/ in ~/cudalessons (copied when missing, never overwritten)
 #   go/        the Go toolchain, where the instructor's is not readable by other accounts
-#   bin/       gonb, goimports and gopls, built by .ci/setup.sh
+#   bin/       gonb, goimports and gopls, built by .ci/setup.sh, and classroom (cmd/classroom)
 #   gomod/     the module cache every student's cells build from (offline: GOPROXY=off)
 #   share/jupyter/kernels/gonb   the Go kernel, for every student's Jupyter (JUPYTER_PATH)
 #   seats.json, student-env.json what the hub's configuration (.ci/hub/jupyterhub_config.py) reads
@@ -45,9 +45,10 @@ case "${HUB_AUTH:-pam}" in
 esac
 
 # The seats first: a roster mistake stops here, before anything is copied.
-mkdir -p "$hub_dir"
-chmod 755 "$hub_dir"
-(cd "$root" && go run ./cmd/classroom -roster "$roster" -o "$hub_dir/seats.json.new") >&2
+mkdir -p "$hub_dir/bin"
+chmod 755 "$hub_dir" "$hub_dir/bin"
+(cd "$root" && go build -o "$hub_dir/bin/classroom" ./cmd/classroom)
+"$hub_dir/bin/classroom" -roster "$roster" -o "$hub_dir/seats.json.new" >&2 || die "the roster $ROSTER was not taken (above); nothing was started"
 mv "$hub_dir/seats.json.new" "$hub_dir/seats.json"
 
 # readable_by_all PATH: every folder on the way can be entered by others and PATH read by them.
@@ -87,7 +88,6 @@ if ! readable_by_all "$goroot/bin/go"; then
   goroot=$hub_dir/go
 fi
 gobin=$(go env GOPATH)/bin
-mkdir -p "$hub_dir/bin"
 for t in gonb goimports gopls; do
   [ -x "$gobin/$t" ] || die "no $gobin/$t: run .ci/setup.sh (make setup) first"
   install -m 755 "$gobin/$t" "$hub_dir/bin/$t"
