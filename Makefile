@@ -33,11 +33,13 @@ reproduce: setup
 gpus: setup
 	@source .ci/env.sh && go run $(TAGS) ./cmd/gpus $(ARGS)
 
-# The GPU tests under compute-sanitizer memcheck, racecheck and synccheck, one line per package and
-# tool (needs a GPU and the CUDA toolkit's compute-sanitizer). For example: make sanitize ARGS=./lessons/rwkv
+# The sanitizer pass: each package's TestSanitize (every kernel once, on small awkward shapes)
+# under compute-sanitizer memcheck, racecheck and synccheck, several at once (cmd/sanitize; needs a
+# GPU and the CUDA toolkit). It writes $(OUT)/sanitize.json; ARGS="-out results" records the pass
+# that make test checks covers every kernel. For example: make sanitize ARGS="-tools racecheck ./lessons/reduce"
 .PHONY: sanitize
 sanitize: setup
-	@bash .ci/sanitize.sh $(ARGS)
+	@source .ci/env.sh && go run ./cmd/sanitize -out $(OUT) $(ARGS)
 
 # The classroom: JupyterHub serving the suite to the students of a roster (a plain file of user names,
 # each optionally with a GPU), each logging in with their own account to their own server, copy of

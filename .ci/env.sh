@@ -1,4 +1,4 @@
-# env.sh: sourced (by bash) by setup.sh, test.sh, sanitize.sh and the Makefile's commands. It picks two
+# env.sh: sourced (by bash) by setup.sh, test.sh and the Makefile's commands. It picks two
 # things separately, because one CUDA install often cannot serve both:
 #
 #   NVRTC, which compiles the kernels: the newest CUDA found, so that it knows the GPU's architecture

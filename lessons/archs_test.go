@@ -8,21 +8,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
-	kc "github.com/cudalessons/cudalessons/kernels/conv"
-	kg "github.com/cudalessons/cudalessons/kernels/giou"
-	km "github.com/cudalessons/cudalessons/kernels/matmul"
-	ko "github.com/cudalessons/cudalessons/kernels/oneflow"
-	kr "github.com/cudalessons/cudalessons/kernels/reduce"
-	kw "github.com/cudalessons/cudalessons/kernels/rwkv"
-	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
-	kv "github.com/cudalessons/cudalessons/kernels/vecadd"
 )
-
-// kernelDirs are the kernel folders of the lessons, by lesson ID.
-var kernelDirs = map[string]compile.Files{
-	"00_setup": kv.Kernels, "01_rwkv": kw.Kernels, "02_oneflow": ko.Kernels, "03_matmul": km.Kernels,
-	"04_reductions": kr.Kernels, "05_conv": kc.Kernels, "06_giou": kg.Kernels, "07_trilinear": kt.Kernels,
-}
 
 // build is one way a kernel source is compiled: its file and defines.
 type build struct {
@@ -37,7 +23,7 @@ func builds(t *testing.T) []build {
 	t.Helper()
 	var out []build
 	for _, l := range All() {
-		dir, ok := kernelDirs[l.ID]
+		dir, ok := KernelFolder(l.ID)
 		if !ok {
 			t.Fatalf("lesson %s: no kernel folder in this test's list", l.ID)
 		}

@@ -6,7 +6,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/lab"
+	kc "github.com/cudalessons/cudalessons/kernels/conv"
+	kg "github.com/cudalessons/cudalessons/kernels/giou"
+	km "github.com/cudalessons/cudalessons/kernels/matmul"
+	ko "github.com/cudalessons/cudalessons/kernels/oneflow"
+	kr "github.com/cudalessons/cudalessons/kernels/reduce"
+	kw "github.com/cudalessons/cudalessons/kernels/rwkv"
+	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
+	kv "github.com/cudalessons/cudalessons/kernels/vecadd"
 	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/giou"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
@@ -20,6 +29,27 @@ import (
 // All returns every lesson in order.
 func All() []lab.Lesson {
 	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, matmul.Lesson, reduce.Lesson, conv.Lesson, giou.Lesson, trilinear.Lesson}
+}
+
+// KernelFolder is the kernel folder of the lesson with the given ID: each lesson's package under
+// lessons/ has its CUDA sources in the folder of the same name under kernels/.
+func KernelFolder(id string) (compile.Files, bool) {
+	f, ok := map[string]compile.Files{
+		"00_setup": kv.Kernels, "01_rwkv": kw.Kernels, "02_oneflow": ko.Kernels, "03_matmul": km.Kernels,
+		"04_reductions": kr.Kernels, "05_conv": kc.Kernels, "06_giou": kg.Kernels, "07_trilinear": kt.Kernels,
+	}[id]
+	return f, ok
+}
+
+// KernelFolders are every lesson's kernel folder, in lesson order.
+func KernelFolders() []compile.Files {
+	var out []compile.Files
+	for _, l := range All() {
+		if f, ok := KernelFolder(l.ID); ok {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Pick returns the lessons whose IDs start with one of the given prefixes ("00", "01_rwkv"); no

@@ -16,12 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/lessons/matrix"
 )
 
@@ -90,7 +90,7 @@ func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool,
 	if err != nil {
 		return 0, err
 	}
-	cfg := matrix.Config{Root: root, Profiles: profiles, Notebooks: notebooks, Jobs: jobs, Quick: quick, Work: work, Log: os.Stdout, Commit: commit()}
+	cfg := matrix.Config{Root: root, Profiles: profiles, Notebooks: notebooks, Jobs: jobs, Quick: quick, Work: work, Log: os.Stdout, Commit: record.ProjectCommit()}
 	if !env.GPU() {
 		cfg.Env = append(cfg.Env, "GOFLAGS=-tags=nocuda "+os.Getenv("GOFLAGS")) // as .ci/jupyter.sh runs the kernel
 	}
@@ -119,19 +119,6 @@ func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool,
 	}
 	fmt.Printf("gpus: %d notebook runs in %v, %d with errors\n", len(res), time.Since(start).Round(time.Second), failed)
 	return failed, nil
-}
-
-// commit is the project's commit: $KERNELS_COMMIT (a copy of the tree without .git, as on the GPU
-// machine, is told it), else git's, else "".
-func commit() string {
-	if c := os.Getenv("KERNELS_COMMIT"); c != "" {
-		return c
-	}
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func split(s string) []string {

@@ -27,6 +27,11 @@ var Default = Method{Warmup: 3, Reps: 25, FlushL2: true}
 // Quick is for a fast look (the reproduce command's -quick, classroom runs): fewer timed runs.
 var Quick = Method{Warmup: 2, Reps: 7, FlushL2: true}
 
+// Once runs each measured kernel a single time, with no warm-up or flush: what the lab uses under
+// compute-sanitizer (KERNELS_SANITIZER), which slows every launch a hundredfold and makes any timing
+// meaningless, so that a timed cell or check still runs its kernels, once.
+var Once = Method{Warmup: 0, Reps: 1}
+
 // String describes the method for a receipt.
 func (m Method) String() string {
 	flush := "no L2 flush"

@@ -33,3 +33,12 @@ func (f Files) List() []string {
 	sort.Strings(out)
 	return out
 }
+
+// CodeOf returns a function that reads one file's code: an exercise's Solution (lab.Exercise), kept
+// in the lesson's kernel folder under solutions/, out of the notebook.
+func (f Files) CodeOf(file string) func() (string, error) {
+	return func() (string, error) {
+		src, err := f.Source(file)
+		return src.Code, err
+	}
+}

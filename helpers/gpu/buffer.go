@@ -120,8 +120,14 @@ func (b *Buffer[T]) CopyFrom(src *Buffer[T]) error {
 // Zero sets every byte to zero (queued on the default stream).
 func (b *Buffer[T]) Zero() error { return b.s.drv.memset8(b.ptr, 0, b.Bytes()) }
 
+// Poison16 is what Poison writes in 16-bit words: 0x7FC0, a quiet NaN read as half (exponent all
+// ones, mantissa not zero) and as bfloat16 alike. (Half's own NaN, 0x7E00, is a finite 4.3e37 in
+// bfloat16, which an unwritten bfloat16 output would show instead of a NaN.)
+const Poison16 = 0x7FC0
+
 // Poison fills the buffer with a value no correct kernel writes: a quiet NaN for floating-point
-// elements (half, as uint16 words, gets the half NaN 0x7E00) and all ones for integers. An output
+// elements and all ones for integers. 16-bit words (half and bfloat16 are both kept as uint16) get
+// Poison16, a NaN in both formats. An output
 // element the kernel forgets to write then fails the comparison with the reference.
 func (b *Buffer[T]) Poison() error {
 	if b.n == 0 {
@@ -140,7 +146,7 @@ func (b *Buffer[T]) Poison() error {
 	}
 	switch sizeOf[T]() {
 	case 2:
-		return b.s.drv.memset16(b.ptr, 0x7E00, int64(b.n))
+		return b.s.drv.memset16(b.ptr, Poison16, int64(b.n))
 	case 4:
 		return b.s.drv.memset32(b.ptr, 0xFFFFFFFF, int64(b.n))
 	}

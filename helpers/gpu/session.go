@@ -13,6 +13,8 @@ type Session struct {
 	drv    *driver
 	timer  [2]event
 	hasEvt bool
+	// launches counts the launches of each kernel by source and name (Launches).
+	launches map[[2]string]int
 }
 
 // Open opens device 0. In the nocuda build, or when no GPU answers, the error wraps ErrNoGPU.
@@ -98,8 +100,11 @@ func (s *Session) Elapsed(fn func() error) (float64, error) {
 
 // Module is PTX loaded into the session's context.
 type Module struct {
-	s   *Session
-	mod module
+	// Source names the file the PTX was compiled from, for the launch records (Session.Launches);
+	// whoever loads the module sets it.
+	Source string
+	s      *Session
+	mod    module
 }
 
 // Load JIT-compiles PTX for the device and loads it. The driver's JIT log comes back in the error.
@@ -121,16 +126,17 @@ func (m *Module) Kernel(name string) (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel %q: reading its attributes: %w", name, err)
 	}
-	return &Kernel{Name: name, Attrs: attrs, s: m.s, fn: fn}, nil
+	return &Kernel{Name: name, Source: m.Source, Attrs: attrs, s: m.s, fn: fn}, nil
 }
 
 // Kernel is a loaded __global__ function.
 type Kernel struct {
-	Name  string
-	Attrs KernelAttrs
-	s     *Session
-	fn    function
-	optin int // dynamic shared memory the kernel was opted in to, above the 48 KiB default
+	Name   string
+	Source string // the file it was compiled from (its Module's Source)
+	Attrs  KernelAttrs
+	s      *Session
+	fn     function
+	optin  int // dynamic shared memory the kernel was opted in to, above the 48 KiB default
 }
 
 // Occupancy asks the driver how many blocks of blockThreads threads with dynShared bytes of dynamic
@@ -173,6 +179,7 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 	if err := k.s.drv.launch(k.fn, cfg, words); err != nil {
 		return fmt.Errorf("kernel %s: launch grid %v block %v shared %d: %w", k.Name, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
 	}
+	k.s.countLaunch(k)
 	return nil
 }
 

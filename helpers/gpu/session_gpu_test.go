@@ -5,6 +5,7 @@ package gpu_test
 import (
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,10 +34,10 @@ extern "C" __global__ void big_smem(float *x) {
 	x[threadIdx.x] = tile[blockDim.x - 1 - threadIdx.x];
 }`
 
-// underSanitizer reports whether compute-sanitizer watches this test (.ci/sanitize.sh sets
+// underSanitizer reports whether compute-sanitizer watches this test (cmd/sanitize sets
 // KERNELS_SANITIZER): its memcheck counts every failed CUDA call as an error, so the checks that make
 // one fail on purpose (to see the clear error) are left to the plain test run.
-func underSanitizer() bool { return os.Getenv("KERNELS_SANITIZER") != "" }
+func underSanitizer() bool { return os.Getenv(gpu.SanitizerEnv) != "" }
 
 func kernels(t *testing.T, s *gpu.Session) *gpu.Module {
 	t.Helper()
@@ -48,6 +49,7 @@ func kernels(t *testing.T, s *gpu.Session) *gpu.Module {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.Source = "scale.cu"
 	return m
 }
 
@@ -92,7 +94,7 @@ func TestBuffersRoundTripPoisonAndViews(t *testing.T) {
 	h, _ := gpu.Alloc[uint16](s, 3)
 	defer h.Free()
 	h.Poison()
-	if hs, _ := h.ToHost(); hs[2] != 0x7E00 {
+	if hs, _ := h.ToHost(); hs[2] != gpu.Poison16 {
 		t.Errorf("half poison %#x", hs[2])
 	}
 }
@@ -181,5 +183,80 @@ func TestOccupancyWithLargeDynamicShared(t *testing.T) {
 	occ, err := big.Occupancy(256, 100<<10)
 	if err != nil || occ.BlocksPerSM < 1 || occ.Limiter != "shared memory" {
 		t.Errorf("100 KiB of dynamic shared memory: %+v, %v", occ, err)
+	}
+}
+
+// The package's part of the sanitizer pass (cmd/sanitize runs only the TestSanitize of each
+// package): both test kernels on awkward launches, a partial block over a view one float into its
+// buffer and a block of 1000 threads on 64 KiB of opted-in shared memory, each checked, then the
+// session's launch records checked and written for the pass.
+func TestSanitize(t *testing.T) {
+	s := open(t)
+	m := kernels(t, s)
+	scale, err := m.Kernel("scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := make([]float32, 37)
+	for i := range host {
+		host[i] = float32(i + 1)
+	}
+	x, err := gpu.Upload(s, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	v, err := x.View(1, 36)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := scale.Launch(gpu.Config{Grid: gpu.D1(2), Block: gpu.D1(32)}, v, float32(2), int32(35)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.ToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range got {
+		want := host[i]
+		if i >= 1 && i < 36 {
+			want *= 2
+		}
+		if g != want {
+			t.Errorf("scale on a view of [1, 36): x[%d] = %v, want %v", i, g, want)
+		}
+	}
+
+	big, err := m.Kernel("big_smem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := gpu.Alloc[float32](s, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Free()
+	if err := y.Poison(); err != nil {
+		t.Fatal(err)
+	}
+	if err := big.Launch(gpu.Config{Grid: gpu.D1(1), Block: gpu.D1(1000), SharedBytes: 64 << 10}, y); err != nil {
+		t.Fatal(err)
+	}
+	ys, err := y.ToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range ys {
+		if g != float32(999-i) {
+			t.Fatalf("big_smem: y[%d] = %v, want %d", i, g, 999-i)
+		}
+	}
+
+	want := []gpu.Launch{{Source: "scale.cu", Kernel: "big_smem", Count: 1}, {Source: "scale.cu", Kernel: "scale", Count: 1}}
+	if got := s.Launches(); !slices.Equal(got, want) {
+		t.Errorf("launch records %v, want %v", got, want)
+	}
+	if err := s.WriteLaunches(os.Getenv(gpu.LaunchRecordEnv)); err != nil {
+		t.Error(err)
 	}
 }

@@ -44,6 +44,7 @@ func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...str
 			if p.module, err = e.Session.Load(res.PTX); err != nil {
 				return nil, fmt.Errorf("%s: %w", src.Name, err)
 			}
+			p.module.Source = src.Name
 		}
 		if e.programs == nil {
 			e.programs = map[string]*Program{}

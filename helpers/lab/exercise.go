@@ -78,13 +78,17 @@ func (l Lesson) ExerciseByNumber(n int) (Exercise, error) {
 	return Exercise{}, fmt.Errorf("lesson %s has no exercise %d (it has %d)", l.ID, n, len(l.Exercises))
 }
 
+// ExerciseSource is the name a reader's (or the grader's) code for an exercise whose kernel is
+// called kernel is compiled and launched under: "my_<kernel>.cu".
+func ExerciseSource(kernel string) string { return "my_" + kernel + ".cu" }
+
 // BuildExercise compiles code for exercise x, the first thing every exercise's check does. When
 // code does not compile, or defines no extern "C" kernel named x.Kernel, it returns a nil Program and
 // a failed result that says so (with the compiler's log); otherwise the Program and a result with
 // Compiled true. An error is a failure of the lab, not of the code.
 func (e *Env) BuildExercise(x Exercise, code string) (*Program, ExerciseResult, error) {
 	var r ExerciseResult
-	src := compile.Source{Name: "my_" + x.Kernel + ".cu", Code: code}
+	src := compile.Source{Name: ExerciseSource(x.Kernel), Code: code}
 	res, err := compile.PTX(src, compile.Options{Arch: e.Arch()})
 	var ce *compile.Error
 	switch {

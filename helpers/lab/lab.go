@@ -104,7 +104,7 @@ func OpenWith(opts Options) (*Env, error) {
 	d := s.Device
 	env.Receipt = record.Receipt{
 		Device:        d,
-		DriverRelease: driverRelease(),
+		DriverRelease: DriverRelease(),
 		CUDADriver:    d.Driver(),
 		CUDAHeaders:   gpu.HeaderVersion(),
 		NVRTC:         nvrtcVersion,
@@ -121,6 +121,10 @@ func OpenWith(opts Options) (*Env, error) {
 		return nil, err
 	}
 	env.Receipt.CopyGBps = bw
+	if tool := os.Getenv(gpu.SanitizerEnv); tool != "" {
+		b.Method = bench.Once
+		env.Receipt.Method = b.Method.String() + ", under compute-sanitizer " + tool + " (not a timing)"
+	}
 	return env, nil
 }
 
@@ -166,8 +170,9 @@ func (e *Env) Emulating() string {
 	return ""
 }
 
-// driverRelease asks nvidia-smi for the driver's release number; the driver API only has the CUDA version.
-func driverRelease() string {
+// DriverRelease asks nvidia-smi for the driver's release number (the driver API only has the CUDA
+// version), or says "unknown".
+func DriverRelease() string {
 	out, err := exec.Command("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader").Output()
 	if err != nil {
 		return "unknown"

@@ -66,8 +66,8 @@ var ex1Shapes = []Shape{{N: 1, C: 1, H: 1, W: 1, K: 1, R: 1, S: 1, P: 0}, {N: 2,
 // ex1Timed is the shape exercise 1 is timed on against step 1 (a tenth of the article's batch).
 var ex1Timed = Shape{N: 10, C: 3, H: 224, W: 224, K: 96, R: 11, S: 4, P: 2}
 
-// exTimed says whether exercise 1's check also times the kernel; the tests turn it off in -short
-// mode, which the sanitizer runs.
+// exTimed says whether the exercises' checks also time the kernel (at the article's size); the
+// tests turn it off in -short mode and the sanitizer test.
 var exTimed = true
 
 // Exercises are the lesson's exercises.
@@ -77,20 +77,13 @@ var Exercises = []lab.Exercise{
 			"given the stride S and the padding P, and when is the tap in the padding (and adds nothing)? It is launched like step 1 (blocks of 256, " +
 			"a grid-stride loop). The check runs it on NaN-poisoned outputs against the float64 reference on four shapes (size 1, stride 2 with padding, " +
 			"an AlexNet-like 11 x 11 stride 4 padding 2, a 3 x 3 'same' layer) and times it against step 1 on a tenth of the article's batch.",
-		Starter: Starter1, Solution: solution("solutions/ex1_direct.cu"), Check: checkExercise1},
+		Starter: Starter1, Solution: kc.Kernels.CodeOf("solutions/ex1_direct.cu"), Check: checkExercise1},
 	{Number: 2, Title: "Exercise 2: an atomic max for floats of any sign", Kernel: "ex2_pool_any_sign",
 		Task: "Step 6's `atomicMax` on the float's bits is right only for values >= 0. Make `atomic_max_float` right for ANY sign with integer atomics " +
 			"(hint: for v < 0 the bits read as an UNSIGNED int order in reverse; `atomicMin` on them; or a compare-and-swap loop with `atomicCAS`). " +
 			"The kernel pushes each input element (any sign) into every 3 x 3 stride-2 window that contains it; the output starts at -inf. " +
 			"The check runs it on inputs uniform in [-1, 1) and on all-negative inputs against the float64 max pool.",
-		Starter: Starter2, Solution: solution("solutions/ex2_pool_any_sign.cu"), Check: checkExercise2},
-}
-
-func solution(file string) func() (string, error) {
-	return func() (string, error) {
-		src, err := kc.Source(file)
-		return src.Code, err
-	}
+		Starter: Starter2, Solution: kc.Kernels.CodeOf("solutions/ex2_pool_any_sign.cu"), Check: checkExercise2},
 }
 
 func gridStride(d gpu.DeviceInfo, n int) gpu.Config {
@@ -218,6 +211,11 @@ func checkExercise2(env *lab.Env, code string) (lab.ExerciseResult, error) {
 	}
 	// The price of the sign: the reader's kernel against step 6's signed atomicMax (the starter, right
 	// only for values >= 0) on AlexNet's 96 planes of 55 x 55, inputs >= 0 where both are right.
+	r.Passed = true
+	r.Reason = "Correct for every sign: the pooled maxima match the float64 reference exactly."
+	if !exTimed {
+		return r, nil
+	}
 	ref, err := env.Build(compile.Source{Name: "ex2_signed_atomicmax.cu", Code: Starter2}, x.Kernel)
 	if err != nil {
 		return r, err
@@ -238,8 +236,6 @@ func checkExercise2(env *lab.Env, code string) (lab.ExerciseResult, error) {
 		return r, err
 	}
 	r.RefName = "step 6's signed atomicMax (right for >= 0 only)"
-	r.Passed = true
-	r.Reason = "Correct for every sign: the pooled maxima match the float64 reference exactly."
 	return r, nil
 }
 

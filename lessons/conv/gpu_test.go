@@ -3,9 +3,11 @@
 package conv
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
@@ -30,25 +32,37 @@ func refused(err error) bool {
 func TestStepsOnAwkwardShapes(t *testing.T) {
 	env := labtest.Open(t)
 	for i, s := range gpuShapes {
-		p, err := NewProblem(env, s, uint64(100+i), 0)
-		if err != nil {
-			t.Fatal(err)
+		for _, err := range checkSteps(t, env, s, uint64(100+i)) {
+			t.Log(err)
 		}
-		for _, st := range Steps {
-			res, l, err := p.Check(st, "")
-			switch {
-			case refused(err):
-				t.Logf("%s on %v: refused: %v", st.Name, s, err)
-			case err != nil:
-				t.Fatalf("%s on %v: %v", st.Name, s, err)
-			case !res.OK:
-				t.Errorf("%s on %v (%s, grid %v): %v", st.Name, s, l.Kernel, l.Config.Grid, res.Err())
-			default:
-				t.Logf("%s on %v: %v", st.Name, s, res)
-			}
-		}
-		p.Free()
 	}
+}
+
+// checkSteps checks every step on a problem of shape s drawn from seed (every output compared, on a
+// NaN-poisoned output) and fails t where one is wrong or cannot run; it returns the refusals of the
+// steps whose plan (or the pool's rule) does not take s, for the caller to judge.
+func checkSteps(t *testing.T, env *lab.Env, s Shape, seed uint64) []error {
+	t.Helper()
+	p, err := NewProblem(env, s, seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	var refusals []error
+	for _, st := range Steps {
+		res, l, err := p.Check(st, "")
+		switch {
+		case refused(err):
+			refusals = append(refusals, fmt.Errorf("%s on %v: refused: %w", st.Name, s, err))
+		case err != nil:
+			t.Fatalf("%s on %v: %v", st.Name, s, err)
+		case !res.OK:
+			t.Errorf("%s on %v (%s, grid %v): %v", st.Name, s, l.Kernel, l.Config.Grid, res.Err())
+		default:
+			t.Logf("%s on %v: %v", st.Name, s, res)
+		}
+	}
+	return refusals
 }
 
 // The article's layer and the deep layer, every step, on sampled outputs (skipped in -short mode,
@@ -81,9 +95,14 @@ func TestStepsAtTheLessonShapes(t *testing.T) {
 // Without its ReLU the atomicMax step is wrong (negative values break the integer order), and the
 // check says so; the tile-pooling step has no such dependence.
 func TestAtomicMaxNeedsReLU(t *testing.T) {
-	env := labtest.Open(t)
-	s := Shape{N: 2, C: 3, H: 37, W: 41, K: 96, R: 11, S: 4, P: 2}
-	p, err := NewProblem(env, s, 5, 0)
+	checkNoReLUFails(t, labtest.Open(t), Shape{N: 2, C: 3, H: 37, W: 41, K: 96, R: 11, S: 4, P: 2}, 5)
+}
+
+// checkNoReLUFails runs the atomicMax step without its ReLU on a problem of shape s drawn from seed
+// and fails t unless its check fails (s must have pool windows whose conv outputs are all negative).
+func checkNoReLUFails(t *testing.T, env *lab.Env, s Shape, seed uint64) {
+	t.Helper()
+	p, err := NewProblem(env, s, seed, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +112,9 @@ func TestAtomicMaxNeedsReLU(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.OK {
-		t.Errorf("the atomicMax step without ReLU passed its check: %v", res)
+		t.Errorf("the atomicMax step without ReLU passed its check on %v: %v", s, res)
 	}
-	t.Logf("without ReLU: %v (%v)", res, res.Err())
+	t.Logf("without ReLU on %v: %v (%v)", s, res, res.Err())
 }
 
 // Every exercise's solution passes its check on the GPU and every untouched starter fails it.
@@ -106,21 +125,28 @@ func TestExercisesOnTheGPU(t *testing.T) {
 		defer func() { exTimed = true }()
 	}
 	for _, x := range Exercises {
-		sol, err := x.Solution()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := x.Check(env, sol)
-		if err != nil || !r.Passed || !r.Ran {
-			t.Errorf("exercise %d solution: %+v %v", x.Number, r, err)
-		}
-		t.Logf("exercise %d solution: %s %v", x.Number, r.Reason, r.Checks)
-		r, err = x.Check(env, x.Starter)
+		checkSolution(t, env, x)
+		r, err := x.Check(env, x.Starter)
 		if err != nil || r.Passed {
 			t.Errorf("exercise %d starter passed: %+v %v", x.Number, r, err)
 		}
 		t.Logf("exercise %d starter: %s", x.Number, r.Reason)
 	}
+}
+
+// checkSolution checks exercise x's reference solution with the exercise's own check and fails t
+// unless it ran on the GPU and passed.
+func checkSolution(t *testing.T, env *lab.Env, x lab.Exercise) {
+	t.Helper()
+	sol, err := x.Solution()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := x.Check(env, sol)
+	if err != nil || !r.Passed || !r.Ran {
+		t.Errorf("exercise %d solution: %+v %v", x.Number, r, err)
+	}
+	t.Logf("exercise %d solution: %s %v", x.Number, r.Reason, r.Checks)
 }
 
 // The plans refuse what the steps cannot take, before any launch, naming the limit.

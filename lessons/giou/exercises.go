@@ -102,7 +102,7 @@ var Exercises = []lab.Exercise{
 			"and likewise in y, clamped at 0 when the boxes miss each other. The check runs it on NaN-poisoned outputs against the float64 reference on (B, M) = (1,1), (3,5), (7,33), (65,64) " +
 			"and the article's workload, every slot, and times it against step 1.",
 		Starter:  Starter1,
-		Solution: solution("solutions/ex1_intersection.cu"),
+		Solution: kg.Kernels.CodeOf("solutions/ex1_intersection.cu"),
 		Check:    checkExercise1},
 	{Number: 2, Title: "Exercise 2: the backward of the enclosing-box term", Kernel: "ex2_grad",
 		Task: "Finish `ex2_grad`, dL/dpred for L = mean(1 - GIoU), one thread per slot. Everything is there but the enclosing box: with enc = ew * eh, " +
@@ -110,15 +110,8 @@ var Exercises = []lab.Exercise{
 			"when pred won the max (ex2) and against p.x1 when it won the min (ex1); likewise in y. Add those terms to d[0..3]. " +
 			"The check compares every element of dpred with the float64 gradient (per box) on the same batches as exercise 1, and times it against step 5.",
 		Starter:  Starter2,
-		Solution: solution("solutions/ex2_enclosing_grad.cu"),
+		Solution: kg.Kernels.CodeOf("solutions/ex2_enclosing_grad.cu"),
 		Check:    checkExercise2},
-}
-
-func solution(file string) func() (string, error) {
-	return func() (string, error) {
-		src, err := kg.Source(file)
-		return src.Code, err
-	}
 }
 
 // runExercise compiles code and, in the GPU mode, runs it on every exercise batch against want

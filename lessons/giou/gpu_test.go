@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
@@ -24,26 +25,7 @@ func awkward(short bool) []Shape {
 func TestStepsOnAwkwardBatches(t *testing.T) {
 	env := labtest.Open(t)
 	for i, s := range awkward(testing.Short()) {
-		for _, offset := range []int{0, 1} {
-			bt := Generate(s, uint64(100+i))
-			p, err := NewProblem(env, bt, offset)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, st := range Steps {
-				res, l, err := p.Check(st, "")
-				if err != nil {
-					t.Fatalf("%s %v offset %d: %v", st.Name, s, offset, err)
-				}
-				if !res.OK() {
-					t.Errorf("%s %v offset %d (%s): %v", st.Name, s, offset, l, res.Err())
-				}
-				if offset == 1 && st.Name[0] >= '3' && l.Kernels[0].Name == st.Kernel {
-					t.Errorf("%s %v: misaligned buffers got the vector kernel %s", st.Name, s, st.Kernel)
-				}
-			}
-			p.Free()
-		}
+		checkSteps(t, env, Generate(s, uint64(100+i)))
 	}
 	bt := Generate(Shape{B: 2, M: 1025}, 1)
 	p, err := NewProblem(env, bt, 0)
@@ -53,6 +35,33 @@ func TestStepsOnAwkwardBatches(t *testing.T) {
 	defer p.Free()
 	if _, _, err := p.Check(Steps[0], ""); err == nil {
 		t.Error("the article's step took M = 1025")
+	}
+}
+
+// checkSteps checks every step on bt against the float64 reference, on NaN-poisoned outputs, with
+// aligned and misaligned (one float off) buffers; misaligned, steps 3-6 must take their scalar-load
+// (_any) kernel.
+func checkSteps(t *testing.T, env *lab.Env, bt *Batch) {
+	t.Helper()
+	for _, offset := range []int{0, 1} {
+		p, err := NewProblem(env, bt, offset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range Steps {
+			res, l, err := p.Check(st, "")
+			if err != nil {
+				p.Free()
+				t.Fatalf("%s %v offset %d: %v", st.Name, bt.Shape, offset, err)
+			}
+			if !res.OK() {
+				t.Errorf("%s %v offset %d (%s): %v", st.Name, bt.Shape, offset, l, res.Err())
+			}
+			if offset == 1 && st.Name[0] >= '3' && l.Kernels[0].Name == st.Kernel {
+				t.Errorf("%s %v: misaligned buffers got the vector kernel %s", st.Name, bt.Shape, st.Kernel)
+			}
+		}
+		p.Free()
 	}
 }
 
@@ -136,8 +145,15 @@ func TestGPUOp(t *testing.T) {
 // Every exercise: the solution passes (and is timed at the article's workload in full mode), the
 // untouched starter fails.
 func TestExercisesOnGPU(t *testing.T) {
-	env := labtest.Open(t)
-	exArticle = !testing.Short()
+	checkExercises(t, labtest.Open(t), !testing.Short())
+}
+
+// checkExercises checks every exercise's solution (it must pass) and untouched starter (it must
+// fail) on the exercise batches, and with article also on the article's workload, where the solution
+// is timed.
+func checkExercises(t *testing.T, env *lab.Env, article bool) {
+	t.Helper()
+	exArticle = article
 	defer func() { exArticle = true }()
 	for _, x := range Exercises {
 		sol, err := x.Solution()
@@ -148,7 +164,7 @@ func TestExercisesOnGPU(t *testing.T) {
 		if err != nil || !r.Passed || !r.Ran {
 			t.Errorf("exercise %d solution: %+v %v", x.Number, r.Reason, err)
 		}
-		if exArticle && r.Speedup() <= 0 {
+		if article && r.Speedup() <= 0 {
 			t.Errorf("exercise %d solution: not timed", x.Number)
 		}
 		r, err = x.Check(env, x.Starter)

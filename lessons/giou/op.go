@@ -371,8 +371,10 @@ func GradCheckCPU(s Shape, seed uint64) (autograd.GradCheckResult, error) {
 	}, []*autograd.Tensor{pred}, autograd.Float64Check)
 }
 
-// GradCheckGPU is the same check of the GPU op (its forward without a gradient is OpForward, with
-// one OpTrain, so the check also ties the fused gradient to the loss-only kernel), under GPUCheck.
+// GradCheckGPU is the same check of the GPU op, under GPUCheck. Every evaluation, the finite
+// differences' included, runs OpTrain (the inputs keep their gradient flag), so it ties the fused
+// gradient to the fused kernel's own loss; OpForward, the loss alone, is checked against the float64
+// loss apart.
 func GradCheckGPU(env *lab.Env, s Shape, seed uint64) (autograd.GradCheckResult, error) {
 	bt := GradBatch(s, seed)
 	op, err := NewGPUOp(env, bt)

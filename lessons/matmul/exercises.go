@@ -200,17 +200,9 @@ func checkEx2(env *lab.Env, code string) (lab.ExerciseResult, error) {
 	}
 	r.Ran = true
 	err = exerciseShapes(env, &r, func(p *Problem, timed bool) (check.Result, error) {
-		run, err := p.splitLauncher(split)
-		if err != nil {
-			return check.Result{}, err
-		}
-		got, err := p.Output(run)
-		if err != nil {
-			return check.Result{}, err
-		}
-		res := check.Compare(got, p.want, splitStep.Tol(p.Shape.K))
-		if !res.OK || !timed {
-			return res, nil
+		run, res, err := p.checkSplit(split)
+		if err != nil || !res.OK || !timed {
+			return res, err
 		}
 		if r.Mine, err = p.env.Bench.Time(run); err == nil {
 			r.Ref, err = timeStep(p, splitStep, "")
@@ -218,6 +210,21 @@ func checkEx2(env *lab.Env, code string) (lab.ExerciseResult, error) {
 		return res, err
 	})
 	return r, err
+}
+
+// checkSplit is exercise 2's check on p's shape: step 9 with its split kernel replaced by split,
+// run once on a NaN-poisoned output and compared with the float64 reference at step 9's tolerance.
+// It returns the run too, for timing.
+func (p *Problem) checkSplit(split *gpu.Kernel) (func() error, check.Result, error) {
+	run, err := p.splitLauncher(split)
+	if err != nil {
+		return nil, check.Result{}, err
+	}
+	got, err := p.Output(run)
+	if err != nil {
+		return run, check.Result{}, err
+	}
+	return run, check.Compare(got, p.want, splitStep.Tol(p.Shape.K)), nil
 }
 
 // splitLauncher is step 9 with its split kernel replaced by split (same parameters).

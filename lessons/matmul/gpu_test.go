@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
@@ -31,31 +32,43 @@ func TestStepsAreCorrect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range steps {
-			if err := st.Validate(s, env.Session.Device); err != nil {
-				if !strings.Contains(err.Error(), "%") {
-					t.Errorf("%s refuses %v without naming the limit: %v", st.Name, s, err)
-				}
-				continue
-			}
-			res, err := p.Check(st, "")
-			if err != nil {
-				t.Fatalf("%s on %v: %v", st.Name, s, err)
-			}
-			if st.Name == "8b 3xTF32, one accumulator" && s.K >= 4096 {
-				// The truncation bias of one accumulator over 4096 terms: rel L2 within the bound,
-				// a few elements outside it (the lesson shows this variant failing).
-				if res.RelL2 > res.Tol.RelL2 {
-					t.Errorf("%s on %v: rel L2 %.2e over %.2e", st.Name, s, res.RelL2, res.Tol.RelL2)
-				}
-				continue
-			}
-			if !res.OK {
-				t.Errorf("%s on %v (%s): %v", st.Name, s, p.Sample.What, res.Err())
-			}
-		}
+		checkSteps(t, p, steps)
 		p.Free()
 	}
+}
+
+// checkSteps checks each of steps that takes p's shape on p (NaN-poisoned output, the sampled
+// elements against the float64 reference) and returns the names of those that ran; a step that
+// refuses the shape must name the limit.
+func checkSteps(t *testing.T, p *Problem, steps []Step) []string {
+	t.Helper()
+	s := p.Shape
+	var ran []string
+	for _, st := range steps {
+		if err := st.Validate(s, p.env.Session.Device); err != nil {
+			if !strings.Contains(err.Error(), "%") {
+				t.Errorf("%s refuses %v without naming the limit: %v", st.Name, s, err)
+			}
+			continue
+		}
+		res, err := p.Check(st, "")
+		if err != nil {
+			t.Fatalf("%s on %v: %v", st.Name, s, err)
+		}
+		ran = append(ran, st.Name)
+		if st.Name == "8b 3xTF32, one accumulator" && s.K >= 4096 {
+			// The truncation bias of one accumulator over 4096 terms: rel L2 within the bound,
+			// a few elements outside it (the lesson shows this variant failing).
+			if res.RelL2 > res.Tol.RelL2 {
+				t.Errorf("%s on %v: rel L2 %.2e over %.2e", st.Name, s, res.RelL2, res.Tol.RelL2)
+			}
+			continue
+		}
+		if !res.OK {
+			t.Errorf("%s on %v (%s): %v", st.Name, s, p.Sample.What, res.Err())
+		}
+	}
+	return ran
 }
 
 // A kernel that leaves one column unwritten fails on the NaN-poisoned output; the hi-only product
@@ -119,21 +132,7 @@ func TestMultiply(t *testing.T) {
 		big  bool
 		want string
 	}{{Shape{M: 100, N: 300, K: 77}, false, Fallback.Name}, {Shape{M: 256, N: 256, K: 64}, false, "9 fp16x3 split"}, {Shape{M: 256, N: 256, K: 64}, true, "8b 3xTF32 split"}} {
-		a, b := Inputs(c.s, 3)
-		if c.big {
-			a[5] = 1e5 // over fp16's range: the fp16 split would overflow
-		}
-		got, st, err := Multiply(env, a, c.s.M, c.s.K, b, c.s.K, c.s.N)
-		if err != nil {
-			t.Fatalf("%v: %v", c.s, err)
-		}
-		if st.Name != c.want {
-			t.Errorf("%v: used %s, want %s", c.s, st.Name, c.want)
-		}
-		idx := SampleOf(c.s, 0, 0, 0, 1).Idx
-		if r := check.Compare(Gather(got, idx), Reference(c.s, a, b, idx), st.Tol(c.s.K)); !r.OK {
-			t.Errorf("%v with %s: %v", c.s, st.Name, r.Err())
-		}
+		checkMultiply(t, env, c.s, c.big, c.want)
 	}
 	if _, _, err := Multiply(env, make([]float32, 6), 2, 3, make([]float32, 8), 4, 2); err == nil || !strings.Contains(err.Error(), "inner dimensions") {
 		t.Errorf("mismatched inner dimensions: %v", err)
@@ -143,18 +142,46 @@ func TestMultiply(t *testing.T) {
 	}
 }
 
+// checkMultiply multiplies inputs of shape s with Multiply (one of A's values over fp16's range when
+// big is true), fails t unless it used the step named want, and checks every output (s is small)
+// or a sample of them against the float64 reference.
+func checkMultiply(t *testing.T, env *lab.Env, s Shape, big bool, want string) {
+	t.Helper()
+	a, b := Inputs(s, 3)
+	if big {
+		a[5] = 1e5 // over fp16's range: the fp16 split would overflow
+	}
+	got, st, err := Multiply(env, a, s.M, s.K, b, s.K, s.N)
+	if err != nil {
+		t.Fatalf("%v: %v", s, err)
+	}
+	if st.Name != want {
+		t.Errorf("%v: used %s, want %s", s, st.Name, want)
+	}
+	idx := SampleOf(s, 0, 0, 0, 1).Idx
+	if r := check.Compare(Gather(got, idx), Reference(s, a, b, idx), st.Tol(s.K)); !r.OK {
+		t.Errorf("%v with %s: %v", s, st.Name, r.Err())
+	}
+}
+
 // The GPU autograd op (Multiply forward and backward, any shape) passes the gradient check on a
 // shape only the fallback takes and on one the split step takes.
 func TestAutogradOpOnGPU(t *testing.T) {
 	env := labtest.Open(t)
 	for _, s := range []Shape{{33, 17, 65}, {128, 128, 32}} {
-		res, err := GradCheck(GPUOp(env), s, 12)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Err(); err != nil {
-			t.Errorf("%v: %v", s, err)
-		}
+		checkGrad(t, env, s)
+	}
+}
+
+// checkGrad gradient-checks the GPU autograd op on shape s.
+func checkGrad(t *testing.T, env *lab.Env, s Shape) {
+	t.Helper()
+	res, err := GradCheck(GPUOp(env), s, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Errorf("%v: %v", s, err)
 	}
 }
 

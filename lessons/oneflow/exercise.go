@@ -8,7 +8,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/kernels/oneflow/solutions"
+	ko "github.com/cudalessons/cudalessons/kernels/oneflow"
 )
 
 // Exercises are the lesson's exercises (Lesson.Exercises). Each starter is a correct but slow
@@ -32,7 +32,7 @@ extern "C" __global__ void mul_mine(const __half *x, const __half *y, __half *z,
     }
 }
 `,
-	Solution: func() (string, error) { return solutions.Exercise1, nil },
+	Solution: ko.Kernels.CodeOf("solutions/ex1_mul_half8.cu"),
 	Check:    checkExercise1}
 
 // Exercise2 asks for the upsample backward in half with __half2 loads.
@@ -53,7 +53,7 @@ extern "C" __global__ void up2x_bwd_mine(const __half *dy, __half *dx, int n, in
     }
 }
 `,
-	Solution: func() (string, error) { return solutions.Exercise2, nil },
+	Solution: ko.Kernels.CodeOf("solutions/ex2_up2x_bwd_half2.cu"),
 	Check:    checkExercise2}
 
 // buildExercise compiles the reader's code and reads its global loads and stores from the PTX. A
@@ -141,8 +141,7 @@ func checkExercise1(env *lab.Env, code string) (lab.ExerciseResult, error) {
 				return false, err
 			}
 			defer p.Free()
-			cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, gpu.CeilDiv(n, 8))), Block: gpu.D1(Block)}
-			run := func() error { return k.Launch(cfg, p.X, p.Y, p.Z, int64(n)) }
+			run := p.mineLaunch(k)
 			c, err := p.checkRun(run)
 			if err != nil {
 				r.Reason = fmt.Sprintf("Your kernel failed to run on n = %d: %v", n, err)
@@ -171,6 +170,21 @@ func checkExercise1(env *lab.Env, code string) (lab.ExerciseResult, error) {
 	r.Passed = true
 	r.Reason = "Correct on every size checked, tails included."
 	return r, nil
+}
+
+// mineLaunch is how exercise 1's check launches the reader's kernel k on p: the packed template's
+// grid (one thread per 8 halves, at most 32 waves of blocks of 256).
+func (p *MulProblem) mineLaunch(k *gpu.Kernel) func() error {
+	cfg := gpu.Config{Grid: gpu.D1(NumBlocks(p.env.Session.Device, gpu.CeilDiv(p.N, 8))), Block: gpu.D1(Block)}
+	return func() error { return k.Launch(cfg, p.X, p.Y, p.Z, int64(p.N)) }
+}
+
+// mineLaunch is how exercise 2's check launches the reader's backward kernel k on p: one thread per
+// input element (at most 32 waves of blocks of 256), dy into dx.
+func (p *UpProblem) mineLaunch(k *gpu.Kernel) func() error {
+	in := p.Shape[0] * p.Shape[1] * p.Shape[2] * p.Shape[3]
+	cfg := gpu.Config{Grid: gpu.D1(NumBlocks(p.env.Session.Device, in)), Block: gpu.D1(Block)}
+	return func() error { return k.Launch(cfg, p.DY, p.DX, int32(in), int32(p.Shape[2]), int32(p.Shape[3])) }
 }
 
 // timeAgainst times the reader's kernel and the baseline by the bench's method, in the same run.
@@ -226,21 +240,12 @@ func checkExercise2(env *lab.Env, code string) (lab.ExerciseResult, error) {
 				return false, err
 			}
 			defer p.Free()
-			in := shape[0] * shape[1] * shape[2] * shape[3]
-			cfg := gpu.Config{Grid: gpu.D1(NumBlocks(env.Session.Device, in)), Block: gpu.D1(Block)}
-			run := func() error { return k.Launch(cfg, p.DY, p.DX, int32(in), int32(shape[2]), int32(shape[3])) }
-			if err := p.DX.Poison(); err != nil {
-				return false, err
-			}
-			if err := run(); err != nil {
+			run := p.mineLaunch(k)
+			c, err := p.checkRun(Backward, run)
+			if err != nil {
 				r.Reason = fmt.Sprintf("Your kernel failed to run on %s: %v", fmtShape(shape), err)
 				return false, nil
 			}
-			got, err := p.DX.Read()
-			if err != nil {
-				return false, err
-			}
-			c := check.Compare(got, UpBackwardReference(p.dy, shape), UpTolerance(F16, Backward))
 			r.Checks = append(r.Checks, fmt.Sprintf("%s: %s", fmtShape(shape), c))
 			if !c.OK {
 				r.Reason = fmt.Sprintf("Not yet: on %s, %v", fmtShape(shape), c.Err())

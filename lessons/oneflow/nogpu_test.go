@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/kernels/oneflow/solutions"
 )
 
 // In the no-GPU mode every cell of the notebook must work: kernels and exercises compile, runs are
@@ -49,7 +48,7 @@ func TestNoGPUMode(t *testing.T) {
 		t.Errorf("a broken exercise: %+v %v", res, err)
 	}
 	// Packing only the loads is half the task.
-	loadsOnly := strings.Replace(solutions.Exercise1, "reinterpret_cast<uint4 *>(z)[i] = c;",
+	loadsOnly := strings.Replace(solutionCode(t, Exercise1), "reinterpret_cast<uint4 *>(z)[i] = c;",
 		"for (int j = 0; j < 4; j++) { z[8 * i + 2 * j] = c2[j].x; z[8 * i + 2 * j + 1] = c2[j].y; }", 1)
 	if res, err := Exercise1.Check(env, loadsOnly); err != nil || res.Passed || !strings.Contains(res.Reason, "widest store 2 bytes") {
 		t.Errorf("exercise 1 with unpacked stores: %+v %v", res, err)

@@ -254,21 +254,28 @@ func (p *UpProblem) Check(s UpStep, dir, code string) (check.Result, UpLaunch, e
 	if err != nil {
 		return check.Result{}, plan, err
 	}
+	res, err := p.checkRun(dir, run)
+	return res, plan, err
+}
+
+// checkRun runs a launch function of one direction once on a poisoned output and compares the
+// output with the float64 reference.
+func (p *UpProblem) checkRun(dir string, run func() error) (check.Result, error) {
 	out := p.Y
 	if dir == Backward {
 		out = p.DX
 	}
 	if err := out.Poison(); err != nil {
-		return check.Result{}, plan, err
+		return check.Result{}, err
 	}
 	if err := run(); err != nil {
-		return check.Result{}, plan, err
+		return check.Result{}, err
 	}
 	got, err := out.Read()
 	if err != nil {
-		return check.Result{}, plan, err
+		return check.Result{}, err
 	}
-	return check.Compare(got, p.reference(dir), UpTolerance(p.DType, dir)), plan, nil
+	return check.Compare(got, p.reference(dir), UpTolerance(p.DType, dir)), nil
 }
 
 // reference is the float64 answer of one direction, computed on first use.

@@ -10,6 +10,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
@@ -24,28 +25,51 @@ var softmaxShapes = [][3]int{{1, 1, 0}, {3, 5, 0}, {5, 37, 0}, {4, 128, 0}, {4, 
 func TestSoftmaxSteps(t *testing.T) {
 	env := labtest.Open(t)
 	for i, sh := range softmaxShapes {
-		for _, s := range SoftmaxSteps {
-			if s.Name == SoftmaxSteps[0].Name && sh[1] > 8192 && testing.Short() {
-				continue // the naive kernel is slow under the sanitizer
+		steps := SoftmaxSteps
+		if sh[1] > 8192 && testing.Short() {
+			steps = SoftmaxSteps[1:] // the naive kernel is slow under the sanitizer
+		}
+		softmaxStepsOn(t, env, sh, uint64(i*10+1), steps)
+	}
+}
+
+// softmaxStepsOn checks each of steps, in every dtype it takes, on one shape (rows, cols, offset):
+// element by element on a NaN-poisoned output against the float64 softmax, or refused by its plan
+// before any launch (logged). It returns the variants that ran (softmaxVariant).
+func softmaxStepsOn(t *testing.T, env *lab.Env, sh [3]int, seed uint64, steps []SoftmaxStep) []string {
+	t.Helper()
+	var ran []string
+	for _, s := range steps {
+		for _, d := range s.DTypes {
+			p, err := NewSoftmaxProblem(env, d, sh[0], sh[1], seed, sh[2])
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, d := range s.DTypes {
-				p, err := NewSoftmaxProblem(env, d, sh[0], sh[1], uint64(i*10+1), sh[2])
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, plan, err := p.Check(s, "")
-				p.Free()
-				switch {
-				case refused(err):
-					t.Logf("%s %s %v: refused: %v", s.Name, d, sh, err)
-				case err != nil:
-					t.Fatalf("%s %s %v: %v", s.Name, d, sh, err)
-				case !res.OK:
-					t.Errorf("%s %s %v (%s): %v", s.Name, d, sh, plan.Kernel, res.Err())
-				}
+			res, plan, err := p.Check(s, "")
+			p.Free()
+			switch {
+			case refused(err):
+				t.Logf("%s %s %v: refused: %v", s.Name, d, sh, err)
+				continue
+			case err != nil:
+				t.Fatalf("%s %s %v: %v", s.Name, d, sh, err)
+			case !res.OK:
+				t.Errorf("%s %s %v (%s): %v", s.Name, d, sh, plan.Kernel, res.Err())
 			}
+			ran = append(ran, softmaxVariant(plan))
 		}
 	}
+	return ran
+}
+
+// softmaxVariant names a softmax launch's variant: its kernel, "vec" when it moves vectors, and its
+// compile-time defines.
+func softmaxVariant(l SoftmaxLaunch) string {
+	v := []string{l.Kernel}
+	if l.Vec == 1 {
+		v = append(v, "vec")
+	}
+	return strings.Join(append(v, l.Defines...), " ")
 }
 
 // The refusals the plans promise really happen on the GPU's pointers: a misaligned view is refused
@@ -90,23 +114,48 @@ var lnShapes = [][3]int{{1, 1, 0}, {3, 7, 0}, {2, 1000, 0}, {5, 4099, 0}, {4, 41
 func TestLayerNormSteps(t *testing.T) {
 	env := labtest.Open(t)
 	for i, sh := range lnShapes {
-		p, err := NewLNProblem(env, sh[0], sh[1], uint64(i+1), false, false, sh[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range LNSteps {
-			res, _, err := p.Check(s, "")
-			switch {
-			case refused(err):
-				t.Logf("%s %v: refused: %v", s.Name, sh, err)
-			case err != nil:
-				t.Fatalf("%s %v: %v", s.Name, sh, err)
-			case !res.OK:
-				t.Errorf("%s %v: %v", s.Name, sh, res.Err())
-			}
-		}
-		p.Free()
+		lnStepsOn(t, env, sh, uint64(i+1))
 	}
+}
+
+// lnStepsOn checks every layer norm step on one shape (N, M, offset) against the float64 layer
+// norm on NaN-poisoned outputs, or logs its plan's refusal; it returns the variants that ran
+// (lnVariant).
+func lnStepsOn(t *testing.T, env *lab.Env, sh [3]int, seed uint64) []string {
+	t.Helper()
+	p, err := NewLNProblem(env, sh[0], sh[1], seed, false, false, sh[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	var ran []string
+	for _, s := range LNSteps {
+		res, plan, err := p.Check(s, "")
+		switch {
+		case refused(err):
+			t.Logf("%s %v: refused: %v", s.Name, sh, err)
+			continue
+		case err != nil:
+			t.Fatalf("%s %v: %v", s.Name, sh, err)
+		case !res.OK:
+			t.Errorf("%s %v: %v", s.Name, sh, res.Err())
+		}
+		ran = append(ran, lnVariant(s, plan))
+	}
+	return ran
+}
+
+// lnVariant names a layer norm launch's variant: its step, the kernel of steps 5 and 6, and "vec"
+// when it moves float4s.
+func lnVariant(s LNStep, p LNPlan) string {
+	v := []string{s.Name}
+	if p.OnChip != "" {
+		v = append(v, p.OnChip)
+	}
+	if p.Vec == 1 {
+		v = append(v, "vec")
+	}
+	return strings.Join(v, " ")
 }
 
 // Mean 1000, standard deviation 0.1: the sum of squares fails, Welford holds, and so does step 5's
@@ -165,18 +214,25 @@ func TestLayerNormBackward(t *testing.T) {
 		shapes = append(shapes, [3]int{LNSamples, LNSize, 0})
 	}
 	for i, sh := range shapes {
-		p, err := NewLNProblem(env, sh[0], sh[1], uint64(30+i), false, true, sh[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := p.CheckBackward("")
-		p.Free()
-		if err != nil {
-			t.Fatalf("%v: %v", sh, err)
-		}
-		if !res.OK {
-			t.Errorf("backward %v: %v", sh, res.Err())
-		}
+		checkLNBackward(t, env, sh, uint64(30+i))
+	}
+}
+
+// checkLNBackward runs the forward (ForwardStep) and the backward once on one shape (N, M, offset)
+// and checks dx, dw and db, poisoned before, against the float64 backward.
+func checkLNBackward(t *testing.T, env *lab.Env, sh [3]int, seed uint64) {
+	t.Helper()
+	p, err := NewLNProblem(env, sh[0], sh[1], seed, false, true, sh[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	res, err := p.CheckBackward("")
+	if err != nil {
+		t.Fatalf("%v: %v", sh, err)
+	}
+	if !res.OK {
+		t.Errorf("backward %v: %v", sh, res.Err())
 	}
 }
 
@@ -329,27 +385,9 @@ func TestLayerNormOp(t *testing.T) {
 	env := labtest.Open(t)
 	seen := map[string]bool{}
 	for i, c := range opShapes {
-		r, err := LNOpCheck(env, c.Shape, c.Dims, uint64(50+i))
-		if err != nil {
-			t.Fatalf("%v: %v", c.Shape, err)
+		if step := checkLNOp(t, env, c.Shape, c.Dims, uint64(50+i)); step != "" {
+			seen[step] = true
 		}
-		t.Log(r)
-		if !r.OK() {
-			t.Errorf("%v", r)
-		}
-		x, w, b := LNOpInputs(c.Shape, c.Dims, 1)
-		N, M, _ := LNShape(c.Dims, []*autograd.Tensor{x, w, b})
-		if N == 0 {
-			if len(r.Launches) != 0 {
-				t.Errorf("%v: no sample, yet it ran %v", c.Shape, r.Launches)
-			}
-			continue
-		}
-		want := ForwardStep(env.Session.Device, N, M, true).Name
-		if len(r.Launches) != 2 || r.Launches[0] != want {
-			t.Errorf("%v over %d dims ran %v, want %s then the backward", c.Shape, c.Dims, r.Launches, want)
-		}
-		seen[want] = true
 	}
 	if env.Session.Device.SMs == 132 && len(seen) != 4 {
 		t.Errorf("on an H100 the op's shapes should take steps 3, 4, 5 and 6; they took %v", seen)
@@ -364,14 +402,7 @@ func TestLayerNormOp(t *testing.T) {
 		dims  int
 		max   int
 	}{{[]int{3, 7}, 1, 0}, {[]int{3, 2, 6}, 2, 0}, {[]int{2, 1030}, 1, 16}, {[]int{2, 2, 1001}, 1, 16}} {
-		res, launches, err := LNGradCheckGPU(env, c.shape, c.dims, uint64(70+i), c.max)
-		if err != nil {
-			t.Fatalf("gradcheck %v: %v", c.shape, err)
-		}
-		t.Logf("gradcheck %v (%v): %s", c.shape, launches, res)
-		if !res.OK {
-			t.Errorf("gradcheck %v over %d dims: %v", c.shape, c.dims, res.Err())
-		}
+		gradcheckLNOp(t, env, c.shape, c.dims, uint64(70+i), c.max)
 	}
 	op, err := NewLayerNormOp(env, 2)
 	if err != nil {
@@ -388,6 +419,50 @@ func TestLayerNormOp(t *testing.T) {
 	}
 }
 
+// checkLNOp runs the layer norm op forward and backward through a tape on x of the given shape,
+// normalised over its last dims dimensions, checks y, dx, dweight and dbias against the float64
+// references, and checks that it ran ForwardStep's step, then the backward (nothing at all without
+// a sample). It returns that step's name, "" without a sample.
+func checkLNOp(t *testing.T, env *lab.Env, shape []int, dims int, seed uint64) string {
+	t.Helper()
+	r, err := LNOpCheck(env, shape, dims, seed)
+	if err != nil {
+		t.Fatalf("%v: %v", shape, err)
+	}
+	t.Log(r)
+	if !r.OK() {
+		t.Errorf("%v", r)
+	}
+	x, w, b := LNOpInputs(shape, dims, 1)
+	N, M, _ := LNShape(dims, []*autograd.Tensor{x, w, b})
+	if N == 0 {
+		if len(r.Launches) != 0 {
+			t.Errorf("%v: no sample, yet it ran %v", shape, r.Launches)
+		}
+		return ""
+	}
+	want := ForwardStep(env.Session.Device, N, M, true).Name
+	if len(r.Launches) != 2 || r.Launches[0] != want {
+		t.Errorf("%v over %d dims ran %v, want %s then the backward", shape, dims, r.Launches, want)
+	}
+	return want
+}
+
+// gradcheckLNOp checks the op's backward against central finite differences through the float32
+// kernels, on x of the given shape over dims dimensions, at most maxPerInput elements of each input
+// (0: all).
+func gradcheckLNOp(t *testing.T, env *lab.Env, shape []int, dims int, seed uint64, maxPerInput int) {
+	t.Helper()
+	res, launches, err := LNGradCheckGPU(env, shape, dims, seed, maxPerInput)
+	if err != nil {
+		t.Fatalf("gradcheck %v: %v", shape, err)
+	}
+	t.Logf("gradcheck %v (%v): %s", shape, launches, res)
+	if !res.OK {
+		t.Errorf("gradcheck %v over %d dims: %v", shape, dims, res.Err())
+	}
+}
+
 // Under KERNELS_EMULATE=t4 the quick run skips exactly the steps the T4 refuses (no launch, no
 // time) and records each as refused.
 func TestRunEmulatedT4(t *testing.T) {
@@ -401,14 +476,7 @@ func TestRunEmulatedT4(t *testing.T) {
 func TestLayerNormBackwardM1(t *testing.T) {
 	env := labtest.Open(t)
 	for i, shape := range [][]int{{64, 1}, {4, 8, 1}, {32, 3}} {
-		r, err := LNOpCheck(env, shape, 1, uint64(90+i))
-		if err != nil {
-			t.Fatalf("%v: %v", shape, err)
-		}
-		t.Log(r)
-		if !r.OK() {
-			t.Errorf("%v: %v", shape, r)
-		}
+		checkLNOp(t, env, shape, 1, uint64(90+i))
 	}
 }
 

@@ -247,7 +247,7 @@ func (t Tensor) poison() error {
 	if t.DType == F32 {
 		return t.F32.Poison()
 	}
-	return t.U16.Poison() // 0x7E00: a NaN in half and in bfloat16 alike
+	return t.U16.Poison() // gpu.Poison16: a NaN in half and in bfloat16 alike
 }
 
 // read copies elements [off, off+n) back as float64.

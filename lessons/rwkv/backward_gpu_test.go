@@ -34,22 +34,38 @@ func TestBackwardStepsOnAwkwardShapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range BackwardSteps {
-			if err := st.Validate(s, env.Session.Device); err != nil {
-				t.Logf("%s refuses %v: %v", st.Name, s, err)
-				continue
-			}
-			res, err := p.Check(st)
-			if err != nil {
-				t.Errorf("%s on %v: %v", st.Name, s, err)
-				continue
-			}
-			if !res.OK() {
-				t.Errorf("%s on %v: %v\n%s", st.Name, s, res.Err(), res)
-			}
-		}
+		checkBackwardSteps(t, p, backwardVariants())
 		p.Free()
 	}
+}
+
+// backwardVariants is every backward step: the ladder and the general step.
+func backwardVariants() []BackwardStep {
+	return append(append([]BackwardStep{}, BackwardSteps...), GeneralBackward)
+}
+
+// checkBackwardSteps checks each of steps that takes p's shape on p (one run on NaN-poisoned dk, dw
+// and scratch against the float64 reference on the checked elements) and fails t on an error or a
+// wrong answer; it returns the names of the steps that ran.
+func checkBackwardSteps(t *testing.T, p *BackwardProblem, steps []BackwardStep) (ran []string) {
+	t.Helper()
+	s := p.Shape
+	for _, st := range steps {
+		if err := st.Validate(s, p.env.Session.Device); err != nil {
+			t.Logf("%s refuses %v: %v", st.Name, s, err)
+			continue
+		}
+		ran = append(ran, st.Name)
+		res, err := p.Check(st)
+		if err != nil {
+			t.Errorf("%s on %v: %v", st.Name, s, err)
+			continue
+		}
+		if !res.OK() {
+			t.Errorf("%s on %v: %v\n%s", st.Name, s, res.Err(), res)
+		}
+	}
+	return ran
 }
 
 // At the article's shape, on sampled rows and channels, each step checked and timed (times logged).

@@ -5,6 +5,7 @@ package rwkv
 import (
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
@@ -49,35 +50,54 @@ func TestGeneralStepsAnyShape(t *testing.T) {
 func TestOpAnyShape(t *testing.T) {
 	env := labtest.Open(t)
 	for i, s := range anyShapes {
-		op, c, err := NewOp(env, s, FP32)
-		if err != nil {
-			t.Errorf("%v: %v", s, err)
+		c, ok := choose(t, env, s, FP32)
+		if !ok {
 			continue
 		}
-		op.Free()
-		t.Logf("%s", c)
 		if s.T > 1024 && c.Bwd.Name != GeneralBackward.Name {
 			t.Errorf("%v: backward %s chosen, but every ladder backward refuses T > %d", s, c.Bwd.Name, TMax)
-		}
-		r, err := AutogradCheck(env, s, c.Fwd, c.Bwd, uint64(40+i), 0)
-		if err != nil {
-			t.Errorf("%v: %v", s, err)
-			continue
-		}
-		if !r.OK() {
-			t.Errorf("%v: %s", s, r)
 		}
 		per := 0
 		if s.T > 1024 {
 			per = 40
 		}
-		g, err := GradCheckGPU(env, s, c.Fwd, c.Bwd, uint64(60+i), per)
-		if err != nil {
-			t.Errorf("%v gradcheck: %v", s, err)
-			continue
-		}
-		if !g.OK {
-			t.Errorf("%v gradcheck (%s + %s): %v: %v", s, c.Fwd.Name, c.Bwd.Name, g, g.Err())
-		}
+		checkOp(t, env, s, c.Fwd, c.Bwd, uint64(40+i), per)
+	}
+}
+
+// choose is the op's dispatch on s at precision prec, through NewOp (the op is built, then freed);
+// false (after t.Error) when it fails.
+func choose(t *testing.T, env *lab.Env, s Shape, prec Precision) (Choice, bool) {
+	t.Helper()
+	op, c, err := NewOp(env, s, prec)
+	if err != nil {
+		t.Errorf("%v: %v", s, err)
+		return c, false
+	}
+	op.Free()
+	t.Logf("%s", c)
+	return c, true
+}
+
+// checkOp runs the training loss through the GPU op of fwd and bwd on s: dk and dw against the
+// float64 reference chain on every element (seed), and a finite-difference gradcheck through the
+// loss of at most per elements of each input (0: all; seed+20). It fails t on any error.
+func checkOp(t *testing.T, env *lab.Env, s Shape, fwd Step, bwd BackwardStep, seed uint64, per int) {
+	t.Helper()
+	r, err := AutogradCheck(env, s, fwd, bwd, seed, 0)
+	if err != nil {
+		t.Errorf("%v: %v", s, err)
+		return
+	}
+	if !r.OK() {
+		t.Errorf("%v: %s", s, r)
+	}
+	g, err := GradCheckGPU(env, s, fwd, bwd, seed+20, per)
+	if err != nil {
+		t.Errorf("%v gradcheck: %v", s, err)
+		return
+	}
+	if !g.OK {
+		t.Errorf("%v gradcheck (%s + %s): %v: %v", s, fwd.Name, bwd.Name, g, g.Err())
 	}
 }

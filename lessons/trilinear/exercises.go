@@ -77,7 +77,7 @@ var Exercises = []lab.Exercise{
 			"consecutive threads read consecutive features. The check runs it on NaN-poisoned outputs against the float64 reference on " +
 			"(N, F) = (1,1), (3,5), (9,33), (1000,37) and the article's shape, and passes it when it is correct everywhere and faster than the article's kernel at the article's shape.",
 		Starter:  Starter1,
-		Solution: solution("solutions/ex1_coalesced.cu"),
+		Solution: kt.Kernels.CodeOf("solutions/ex1_coalesced.cu"),
 		Check:    checkExercise1},
 	{Number: 2, Title: "Exercise 2: the gradient of the points", Kernel: "ex2_dpoints",
 		Task: "Finish `ex2_dpoints`, dL/dpoints for the upstream gradient g (points inside [-1, 1], no clamping needed): one warp per point " +
@@ -86,15 +86,8 @@ var Exercises = []lab.Exercise{
 			"d out/dv = (1-u)((1-w)(f2-f0) + w(f3-f1)) + u((1-w)(f6-f4) + w(f7-f5)); d out/dw = (1-u)((1-v)(f1-f0) + v(f3-f2)) + u((1-v)(f5-f4) + v(f7-f6)). " +
 			"The check runs it on the same shapes as exercise 1 and times it against step 6.",
 		Starter:  Starter2,
-		Solution: solution("solutions/ex2_dpoints.cu"),
+		Solution: kt.Kernels.CodeOf("solutions/ex2_dpoints.cu"),
 		Check:    checkExercise2},
-}
-
-func solution(file string) func() (string, error) {
-	return func() (string, error) {
-		src, err := kt.Source(file)
-		return src.Code, err
-	}
 }
 
 // buildExercise compiles the reader's code; a compile error is a failed result, not an error.

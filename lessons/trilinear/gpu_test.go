@@ -5,6 +5,7 @@ package trilinear
 import (
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
@@ -13,32 +14,40 @@ import (
 var awkward = []Shape{{1, 1}, {3, 3}, {5, 255}, {7, 4}, {2, 8}, {33, 17}, {1, 1024}, {9, 12}, {65, 64}}
 
 // Every step on fresh inputs and NaN-poisoned outputs against the float64 reference, on every output
-// of the awkward shapes, with aligned and misaligned (one element off) buffers. The lesson's steps
-// get points in [-1.3, 1.3] (some clamped); the article's kernel, which does not clamp, [-1, 1].
+// of the awkward shapes, with aligned and misaligned (one element off) buffers.
 func TestStepsOnAwkwardShapes(t *testing.T) {
 	env := labtest.Open(t)
 	for i, s := range awkward {
-		for _, offset := range []int{0, 1} {
-			for _, st := range Steps {
-				lo, hi := -1.3, 1.3
-				if st.Name == "1 article" {
-					lo, hi = -1, 1
-				}
-				p, err := NewProblem(env, s, uint64(100+i), lo, hi, 0, offset)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, l, err := p.Check(st, "")
-				p.Free()
-				if err != nil {
-					t.Fatalf("%s %v offset %d: %v", st.Name, s, offset, err)
-				}
-				if !res.OK() {
-					t.Errorf("%s %v offset %d (%s): %v", st.Name, s, offset, l.Kernel, res.Err())
-				}
-				if offset == 1 && st.Name != "1 article" && st.Name != "2 coalesced" && l.Kernel == st.Kernel {
-					t.Errorf("%s %v: misaligned buffers got the vector kernel %s", st.Name, s, l.Kernel)
-				}
+		checkStepsAt(t, env, s, uint64(100+i))
+	}
+}
+
+// checkStepsAt checks every step at shape s on fresh inputs (seed) and NaN-poisoned outputs against
+// the float64 reference, every output, with aligned and misaligned (one element off) buffers;
+// misaligned, steps 3-7 must take their general kernel. The lesson's steps get points in
+// [-1.3, 1.3] (some clamped); the article's kernel, which does not clamp, [-1, 1].
+func checkStepsAt(t *testing.T, env *lab.Env, s Shape, seed uint64) {
+	t.Helper()
+	for _, offset := range []int{0, 1} {
+		for _, st := range Steps {
+			lo, hi := -1.3, 1.3
+			if st.Name == "1 article" {
+				lo, hi = -1, 1
+			}
+			p, err := NewProblem(env, s, seed, lo, hi, 0, offset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, l, err := p.Check(st, "")
+			p.Free()
+			if err != nil {
+				t.Fatalf("%s %v offset %d: %v", st.Name, s, offset, err)
+			}
+			if !res.OK() {
+				t.Errorf("%s %v offset %d (%s): %v", st.Name, s, offset, l.Kernel, res.Err())
+			}
+			if offset == 1 && st.Name != "1 article" && st.Name != "2 coalesced" && l.Kernel == st.Kernel {
+				t.Errorf("%s %v: misaligned buffers got the vector kernel %s", st.Name, s, l.Kernel)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ package vecadd
 import (
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
@@ -14,20 +15,28 @@ func TestStepsAreCorrect(t *testing.T) {
 	env := labtest.Open(t)
 	for _, n := range []int{0, 1, 3, 5, 255, 257, 1023, 1<<20 + 3} {
 		for _, offset := range []int{0, 1} {
-			p, err := NewProblemAt(env, n, uint64(n+offset), offset)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range Steps {
-				res, err := p.Check(s, "")
-				if err != nil {
-					t.Fatalf("%s n=%d offset=%d: %v", s.Name, n, offset, err)
-				}
-				if !res.OK {
-					t.Errorf("%s n=%d offset=%d: %v", s.Name, n, offset, res.Err())
-				}
-			}
-			p.Free()
+			checkSteps(t, env, n, offset)
+		}
+	}
+}
+
+// checkSteps checks every step on n elements whose buffers start offset elements into their
+// allocations (the float4 step falls back to grid-stride when that breaks its alignment), each
+// against the float64 reference on a NaN-poisoned output.
+func checkSteps(t *testing.T, env *lab.Env, n, offset int) {
+	t.Helper()
+	p, err := NewProblemAt(env, n, uint64(n+offset), offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	for _, s := range Steps {
+		res, err := p.Check(s, "")
+		if err != nil {
+			t.Fatalf("%s n=%d offset=%d: %v", s.Name, n, offset, err)
+		}
+		if !res.OK {
+			t.Errorf("%s n=%d offset=%d: %v", s.Name, n, offset, res.Err())
 		}
 	}
 }

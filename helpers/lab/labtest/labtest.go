@@ -3,16 +3,20 @@
 package labtest
 
 import (
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/sanitize"
 	"github.com/cudalessons/cudalessons/results"
 )
 
-// Open opens the lab with the quick method and closes it when the test ends.
+// Open opens the lab with the quick method and closes it when the test ends, after appending the
+// kernels it launched to $KERNELS_LAUNCH_RECORD when that is set (the sanitizer pass's record).
 func Open(t testing.TB) *lab.Env {
 	t.Helper()
 	env, err := lab.OpenWith(lab.Options{Quick: true})
@@ -22,9 +26,19 @@ func Open(t testing.TB) *lab.Env {
 	if !env.GPU() {
 		t.Fatalf("the default build's tests need a GPU (use -tags nocuda without one): %v", env.Why)
 	}
-	t.Cleanup(func() { env.Close() })
+	t.Cleanup(func() {
+		if err := env.Session.WriteLaunches(os.Getenv(gpu.LaunchRecordEnv)); err != nil {
+			t.Error(err)
+		}
+		env.Close()
+	})
 	return env
 }
+
+// UnderSanitizer reports whether compute-sanitizer watches the test (cmd/sanitize sets
+// KERNELS_SANITIZER): its memcheck counts every failed CUDA call as an error, so a check that makes
+// one fail on purpose (to see the clear error) belongs to the plain test run only.
+func UnderSanitizer() bool { return os.Getenv(gpu.SanitizerEnv) != "" }
 
 // InPlan fails t for every record of a lesson's run outside the lesson's plan for this GPU: the
 // (case, shape) points that Plan says a run (quick, or not) measures are what it measured.
@@ -153,5 +167,19 @@ func EveryStepRuns(t *testing.T, l lab.Lesson, steps []string) {
 				t.Errorf("%s: %s refuses %s: %s", l.ID, key, c.Step, c.Refused)
 			}
 		}
+	}
+}
+
+// LaunchedEvery fails t unless the envs' sessions, together, launched every extern "C" kernel of
+// every .cu file of dir (solutions included): how a package's sanitizer test proves it left no kernel
+// out. Call it at the end of the test.
+func LaunchedEvery(t testing.TB, dir compile.Files, envs ...*lab.Env) {
+	t.Helper()
+	var all []gpu.Launch
+	for _, e := range envs {
+		all = append(all, e.Session.Launches()...)
+	}
+	if err := sanitize.MissingError(dir, all); err != nil {
+		t.Error(err)
 	}
 }

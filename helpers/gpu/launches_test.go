@@ -1,0 +1,37 @@
+package gpu
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// Launch records add up by source and name, across sessions and appended writes.
+func TestLaunchRecordsRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "launches.jsonl")
+	a, b := &Session{}, &Session{}
+	for _, k := range []*Kernel{{Name: "f", Source: "1.cu"}, {Name: "f", Source: "2.cu"}, {Name: "f", Source: "1.cu"}, {Name: "g", Source: "1.cu"}} {
+		a.countLaunch(k)
+	}
+	b.countLaunch(&Kernel{Name: "f", Source: "2.cu"})
+	want := []Launch{{"1.cu", "f", 2}, {"1.cu", "g", 1}, {"2.cu", "f", 1}}
+	if got := a.Launches(); !slices.Equal(got, want) {
+		t.Fatalf("Launches = %v, want %v", got, want)
+	}
+	for _, s := range []*Session{a, b, {}} {
+		if err := s.WriteLaunches(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.WriteLaunches(""); err != nil {
+		t.Errorf("no path: %v", err)
+	}
+	got, err := ReadLaunches(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[2].Count = 2
+	if !slices.Equal(got, want) {
+		t.Errorf("ReadLaunches = %v, want %v", got, want)
+	}
+}
