@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
-	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
@@ -98,20 +97,10 @@ func exerciseStep(kernel string) SoftmaxStep {
 }
 
 func checkExercise(env *lab.Env, n int, code, kernel string, needShuffles bool) (lab.ExerciseResult, error) {
-	var r lab.ExerciseResult
-	if !strings.Contains(code, kernel) {
-		r.Reason = fmt.Sprintf("Not yet: the kernel must be called %s (extern \"C\").", kernel)
-		return r, nil
-	}
-	prog, err := env.Build(compile.Source{Name: fmt.Sprintf("exercise%d.cu", n), Code: code}, kernel)
-	if err != nil {
-		if ce, ok := err.(*compile.Error); ok {
-			r.Reason = "It does not compile: " + strings.SplitN(strings.TrimSpace(ce.Log), "\n", 2)[0]
-			return r, nil
-		}
+	prog, r, err := env.BuildExercise(lab.Exercise{Number: n, Kernel: kernel}, code)
+	if prog == nil || err != nil {
 		return r, err
 	}
-	r.Compiled = true
 	r.Report = prog.Report(kernel, 256, 0)
 	if needShuffles {
 		shared := r.Report.StaticSharedBytes

@@ -150,14 +150,12 @@ func (o *GPUOp) Forward(ctx *autograd.Context, in ...*autograd.Tensor) (*autogra
 		return nil, err
 	}
 	s, sess := o.Shape, o.env.Session
-	w, err := in[0].Device(sess)
+	inputs, release, err := alignedInputs(sess, in[0], in[1])
 	if err != nil {
 		return nil, err
 	}
-	k, err := in[1].Device(sess)
-	if err != nil {
-		return nil, err
-	}
+	defer release()
+	w, k := inputs[0], inputs[1]
 	out, err := gpu.Alloc[float32](sess, s.Len())
 	if err != nil {
 		return nil, fmt.Errorf("allocating out: %w", err)
@@ -175,19 +173,13 @@ func (o *GPUOp) Forward(ctx *autograd.Context, in ...*autograd.Tensor) (*autogra
 func (o *GPUOp) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*autograd.Tensor, error) {
 	s, sess := o.Shape, o.env.Session
 	saved := ctx.Saved()
-	w, err := saved[0].Device(sess)
-	if err != nil {
-		return nil, err
-	}
-	k, err := saved[1].Device(sess)
-	if err != nil {
-		return nil, err
-	}
 	uploaded := !g.OnGPU() // a host gradient (from the loss on the host) is uploaded here, and freed below
-	gd, err := g.Device(sess)
+	inputs, release, err := alignedInputs(sess, saved[0], saved[1], g)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
+	w, k, gd := inputs[0], inputs[1], inputs[2]
 	dk, err := gpu.Alloc[float32](sess, s.Len())
 	if err != nil {
 		return nil, fmt.Errorf("allocating dk: %w", err)
@@ -218,6 +210,60 @@ func (o *GPUOp) Backward(ctx *autograd.Context, g *autograd.Tensor) ([]*autograd
 		}
 	}
 	return grads, nil
+}
+
+// alignedInputs is the tensors' device buffers (host tensors are uploaded), each one that does not
+// start on a 16-byte boundary (a view into a larger buffer, from a reader's own model) replaced by an
+// aligned copy: the steps the op picks read rows as float4 or through cp.async and tensor-core
+// loads, which fault on such an address, and the dispatch chose them from the shape alone. release
+// waits for the GPU and frees the copies; with none it does nothing.
+func alignedInputs(sess *gpu.Session, ts ...*autograd.Tensor) ([]*gpu.Buffer[float32], func(), error) {
+	out := make([]*gpu.Buffer[float32], len(ts))
+	var copies []*gpu.Buffer[float32]
+	release := func() {
+		if len(copies) > 0 {
+			sess.Synchronize()
+		}
+		for _, c := range copies {
+			c.Free()
+		}
+	}
+	for i, t := range ts {
+		b, err := t.Device(sess)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		if b.DevicePtr()%16 != 0 {
+			c, err := gpu.Alloc[float32](sess, b.Len())
+			if err == nil {
+				err = c.CopyFrom(b)
+			}
+			if err != nil {
+				c.Free()
+				release()
+				return nil, nil, fmt.Errorf("rwkv op: copying %s, which does not start on a 16-byte boundary, to an aligned buffer: %w", t.Name, err)
+			}
+			copies = append(copies, c)
+			b = c
+		}
+		out[i] = b
+	}
+	return out, release, nil
+}
+
+// uploadAt uploads host into a buffer offset elements longer and returns the view of host's
+// elements (the buffer itself when offset is 0) and the buffer, which the caller frees.
+func uploadAt(sess *gpu.Session, host []float32, offset int) (view, buf *gpu.Buffer[float32], err error) {
+	buf, err = gpu.Upload(sess, append(make([]float32, offset), host...))
+	if err != nil {
+		return nil, nil, err
+	}
+	if view, err = buf.View(offset, len(host)); err != nil {
+		buf.Free()
+		return nil, nil, err
+	}
+	return view, buf, nil
 }
 
 // TrainingLoss is the original's check loss, (r*r - tanh(r)).sum() with r = op(w, k), recorded on tp.
@@ -315,6 +361,12 @@ func (r AutogradResult) String() string {
 // gradient 2r - (1 - tanh(r)^2), BackwardDK and BackwardDW) on checkRows random rows of dk and a
 // matching number of channels of dw (everything when checkRows <= 0 or >= B*C).
 func AutogradCheck(env *lab.Env, s Shape, fwd Step, bwd BackwardStep, seed uint64, checkRows int) (AutogradResult, error) {
+	return autogradCheck(env, s, fwd, bwd, seed, checkRows, 0)
+}
+
+// autogradCheck is AutogradCheck with w and k handed to the op as views offset elements into larger
+// buffers (offset 1: not 16-byte aligned, as a reader's slice of a bigger tensor may be).
+func autogradCheck(env *lab.Env, s Shape, fwd Step, bwd BackwardStep, seed uint64, checkRows, offset int) (AutogradResult, error) {
 	res := AutogradResult{Shape: s, LossRef: math.NaN()}
 	op, err := NewGPUOp(env, s, fwd, bwd)
 	if err != nil {
@@ -322,21 +374,20 @@ func AutogradCheck(env *lab.Env, s Shape, fwd Step, bwd BackwardStep, seed uint6
 	}
 	defer op.Free()
 	w32, k32 := Inputs(s, seed)
-	wd, err := gpu.Upload(env.Session, w32)
+	wd, wbuf, err := uploadAt(env.Session, w32, offset)
 	if err != nil {
 		return res, err
 	}
-	kd, err := gpu.Upload(env.Session, k32)
+	defer wbuf.Free()
+	kd, kbuf, err := uploadAt(env.Session, k32, offset)
 	if err != nil {
-		wd.Free()
 		return res, err
 	}
+	defer kbuf.Free()
 	w := autograd.OnDevice("w", wd, true, s.C, s.T)
 	w.RequiresGrad = true
 	k := autograd.OnDevice("k", kd, true, s.B, s.C, s.T)
 	k.RequiresGrad = true
-	defer w.Free()
-	defer k.Free()
 
 	tp := autograd.NewTape()
 	defer tp.Free()

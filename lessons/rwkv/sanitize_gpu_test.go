@@ -106,7 +106,7 @@ func TestSanitize(t *testing.T) {
 	bp.Free()
 
 	// The op: the FP32 dispatch's choice (v5 with bwd v4 on one and two row blocks), the general
-	// steps, and the TF32 dispatch's tensor-core forward.
+	// steps, the TF32 dispatch's tensor-core forward, and v4 on views one float in (aligned copies).
 	for i, s := range []Shape{{3, 5, 37}, {17, 3, 129}} {
 		if c, ok := choose(t, env, s, FP32); ok {
 			checkOp(t, env, s, c.Fwd, c.Bwd, uint64(700+i), 8)
@@ -114,6 +114,7 @@ func TestSanitize(t *testing.T) {
 	}
 	checkOp(t, env, misalignedShape, GeneralStep, GeneralBackward, 710, 8)
 	checkTF32Op(t, env, Shape{B: 64, C: 2, T: 224}, 720)
+	checkOpOnViews(t, env, Shape{B: 16, C: 3, T: 40}, FP32, 730)
 
 	for _, st := range append(forwardVariants(), exercises...) {
 		if !ran[st.Name] {

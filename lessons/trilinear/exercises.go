@@ -1,11 +1,9 @@
 package trilinear
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
@@ -90,24 +88,13 @@ var Exercises = []lab.Exercise{
 		Check:    checkExercise2},
 }
 
-// buildExercise compiles the reader's code; a compile error is a failed result, not an error.
+// buildExercise compiles the reader's code as every exercise does (lab.BuildExercise: a compile
+// error or a missing kernel is a failed result, not an error) and adds its compile report.
 func buildExercise(env *lab.Env, x lab.Exercise, code string, block int) (*lab.Program, lab.ExerciseResult, error) {
-	var r lab.ExerciseResult
-	prog, err := env.Build(compile.Source{Name: fmt.Sprintf("exercise%d.cu", x.Number), Code: code}, x.Kernel)
-	var ce *compile.Error
-	if errors.As(err, &ce) {
-		r.Reason = "It does not compile: " + strings.SplitN(strings.TrimSpace(ce.Log), "\n", 2)[0]
-		return nil, r, nil
-	}
-	if err != nil {
-		if strings.Contains(err.Error(), "not found in the module") {
-			r.Compiled = true
-			r.Reason = fmt.Sprintf("The kernel must be called %s (extern \"C\").", x.Kernel)
-			return nil, r, nil
-		}
+	prog, r, err := env.BuildExercise(x, code)
+	if prog == nil || err != nil {
 		return nil, r, err
 	}
-	r.Compiled = true
 	r.Report = prog.Report(x.Kernel, block, 0)
 	return prog, r, nil
 }
