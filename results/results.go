@@ -1,7 +1,8 @@
 // Package results holds the recorded results of a real GPU run of the reproduce command: one JSON
 // receipt per lesson (<lesson>.json), with report.md and the plots beside them. The no-GPU mode shows
 // these, labelled with the device and the date they were measured on. gpus.json beside them is the
-// record of every notebook run under every GPU profile (cmd/gpus, lessons/matrix).
+// record of every notebook run under every GPU profile (cmd/gpus, lessons/matrix), and sanitize.json
+// the recorded sanitizer pass (cmd/sanitize, helpers/sanitize).
 package results
 
 import "embed"

@@ -57,7 +57,7 @@ func main() {
 		}
 		return
 	}
-	p, err := run(split(*tools), flag.Args(), *jobs, *limit, *out, *logs)
+	p, err := run(strings.FieldsFunc(*tools, func(r rune) bool { return r == ',' || r == ' ' }), flag.Args(), *jobs, *limit, *out, *logs)
 	if err != nil {
 		fail(err)
 	}
@@ -348,14 +348,4 @@ func goError(err error) error {
 		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
 	}
 	return err
-}
-
-func split(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }

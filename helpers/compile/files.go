@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 )
 
 // Files is a folder of CUDA sources embedded in a kernels package, one file per step.
@@ -31,6 +32,18 @@ func (f Files) List() []string {
 		return nil
 	})
 	sort.Strings(out)
+	return out
+}
+
+// Steps is every file of the folder outside solutions/ (the exercises' solutions), sorted: what a
+// notebook compiles to show that every step builds.
+func (f Files) Steps() []string {
+	var out []string
+	for _, file := range f.List() {
+		if !strings.HasPrefix(file, "solutions/") {
+			out = append(out, file)
+		}
+	}
 	return out
 }
 

@@ -11,7 +11,6 @@ package oneflow
 
 import (
 	"embed"
-	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 )
@@ -26,12 +25,4 @@ var Kernels = compile.Files{FS: files, Pkg: "kernels/oneflow"}
 func Source(file string) (compile.Source, error) { return Kernels.Source(file) }
 
 // Files lists the steps' .cu files (not the exercises' solutions), sorted: what the notebook compiles.
-func Files() []string {
-	var out []string
-	for _, f := range Kernels.List() {
-		if !strings.HasPrefix(f, "solutions/") {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+func Files() []string { return Kernels.Steps() }

@@ -12,7 +12,6 @@ package reduce
 
 import (
 	"embed"
-	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 )
@@ -27,12 +26,4 @@ var Kernels = compile.Files{FS: files, Pkg: "kernels/reduce"}
 func Source(file string) (compile.Source, error) { return Kernels.Source(file) }
 
 // Files lists the embedded step files (not the solutions), sorted.
-func Files() []string {
-	var out []string
-	for _, f := range Kernels.List() {
-		if !strings.HasPrefix(f, "solutions/") {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+func Files() []string { return Kernels.Steps() }

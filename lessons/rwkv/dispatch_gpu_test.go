@@ -103,34 +103,31 @@ func checkOp(t *testing.T, env *lab.Env, s Shape, fwd Step, bwd BackwardStep, se
 }
 
 // The op on w and k that start one float into larger buffers (a reader's slice of a bigger tensor),
-// through the vector steps the dispatch picks from the shape alone (float4 rows, tensor-core loads):
-// the op hands them aligned copies, so dk and dw of the training loss still match the float64
-// reference on every element, where the steps would fault on the views themselves.
+// through the vector steps (float4 rows), which the dispatch picks from the shape alone: the op
+// hands them aligned copies, so dk and dw of the training loss still match the float64 reference on
+// every element, where the steps would fault on the views themselves. First the FP32 dispatch's own
+// choice, then each vector forward and backward pair on a shape all of them take.
 func TestOpOnMisalignedViews(t *testing.T) {
 	env := labtest.Open(t)
-	checkOpOnViews(t, env, Shape{B: 16, C: 3, T: 40}, FP32, 60)
-	checkOpOnViews(t, env, Shape{B: 64, C: 2, T: 224}, TF32, 61)
+	s := Shape{B: 16, C: 3, T: 40}
+	if c, ok := choose(t, env, s, FP32); ok {
+		checkOpOnViews(t, env, s, c.Fwd, c.Bwd, 60)
+	}
+	for i, v := range []string{"v2", "v3", "v4"} {
+		checkOpOnViews(t, env, Shape{B: 8, C: 1, T: 1024}, mustStep(v), mustBackward("bwd "+v), uint64(61+i))
+	}
 }
 
-// checkOpOnViews runs the training loss through the op that the dispatch at prec builds for s, on
-// views of w and k offset by one float, and checks dk and dw on every element; it fails t unless
-// the chosen forward is one that needs aligned rows (not v0, v1 or the general step).
-func checkOpOnViews(t *testing.T, env *lab.Env, s Shape, prec Precision, seed uint64) {
+// checkOpOnViews runs the training loss through the op of fwd and bwd on s, on views of w and k one
+// float into their buffers, and checks dk and dw on every element (fp32 tolerances).
+func checkOpOnViews(t *testing.T, env *lab.Env, s Shape, fwd Step, bwd BackwardStep, seed uint64) {
 	t.Helper()
-	c, ok := choose(t, env, s, prec)
-	if !ok {
-		return
-	}
-	switch c.Fwd.Name {
-	case "v0 naive", "v1 shared", GeneralStep.Name:
-		t.Errorf("%v at %s: the dispatch chose %s, which takes any alignment; pick a shape for a vector step", s, prec, c.Fwd.Name)
-	}
-	r, err := autogradCheck(env, s, c.Fwd, c.Bwd, seed, 0, 1)
+	r, err := autogradCheck(env, s, fwd, bwd, seed, 0, 1)
 	if err != nil {
-		t.Errorf("%v at %s on misaligned views: %v", s, prec, err)
+		t.Errorf("%v (%s, %s) on misaligned views: %v", s, fwd.Name, bwd.Name, err)
 		return
 	}
 	if !r.OK() {
-		t.Errorf("%v at %s (%s) on misaligned views: %s", s, prec, c, r)
+		t.Errorf("%v (%s, %s) on misaligned views: %s", s, fwd.Name, bwd.Name, r)
 	}
 }
