@@ -13,9 +13,11 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
-// Awkward shapes: size 1, odd sizes, sizes off every tile and vector width, and the smallest
-// shapes the fast steps take.
-var awkward = []Shape{{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {64, 64, 8}, {128, 128, 32}, {256, 384, 96}, {130, 258, 40}}
+// Awkward shapes: size 1, odd sizes, sizes off every tile and vector width (rows that are not
+// 16-byte aligned, a partial last tile in M, N and K), a single column, and the smallest shapes the
+// fast steps take.
+var awkward = []Shape{{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {64, 64, 8}, {128, 128, 32}, {256, 384, 96}, {130, 258, 40},
+	{255, 255, 255}, {129, 1, 1000}, {3, 4100, 5}, {4097, 64, 16}}
 
 // Every step and variant on every awkward shape it takes (every output checked, NaN-poisoned),
 // with a refusal naming the limit on the others; the article's shape (sampled) and the non-square
@@ -26,7 +28,7 @@ func TestStepsAreCorrect(t *testing.T) {
 	if !testing.Short() {
 		shapes = append(shapes, NonSquare, Article)
 	}
-	steps := append(append([]Step{}, Steps...), Variants[:len(Variants)-1]...)
+	steps := append(append(append([]Step{}, Steps...), Variants[:len(Variants)-1]...), AnyShape)
 	for i, s := range shapes {
 		p, err := NewCheckedProblem(env, s, uint64(40+i))
 		if err != nil {
@@ -131,7 +133,7 @@ func TestMultiply(t *testing.T) {
 		s    Shape
 		big  bool
 		want string
-	}{{Shape{M: 100, N: 300, K: 77}, false, Fallback.Name}, {Shape{M: 256, N: 256, K: 64}, false, "9 fp16x3 split"}, {Shape{M: 256, N: 256, K: 64}, true, "8b 3xTF32 split"}} {
+	}{{Shape{M: 100, N: 300, K: 77}, false, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 1}, false, AnyShape.Name}, {Shape{M: 256, N: 256, K: 64}, false, "9 fp16x3 split"}, {Shape{M: 256, N: 256, K: 64}, true, "8b 3xTF32 split"}} {
 		checkMultiply(t, env, c.s, c.big, c.want)
 	}
 	if _, _, err := Multiply(env, make([]float32, 6), 2, 3, make([]float32, 8), 4, 2); err == nil || !strings.Contains(err.Error(), "inner dimensions") {

@@ -112,8 +112,12 @@ func TestPick(t *testing.T) {
 	if st := Pick(Article, h100, true, false); st.Name != "8b 3xTF32 split" {
 		t.Errorf("4096^3 with inputs over fp16's range: picked %s", st.Name)
 	}
-	if st := Pick(NonSquare, h100, true, true); st.Name != Fallback.Name {
+	if st := Pick(NonSquare, h100, true, true); st.Name != AnyShape.Name {
 		t.Errorf("%v: picked %s", NonSquare, st.Name)
+	}
+	t4 := gpu.DeviceInfo{Name: "T4", Major: 7, Minor: 5, SMs: 40, MaxSharedPerBlockOptin: 64 << 10, MaxThreadsPerBlock: 1024}
+	if st := Pick(NonSquare, t4, true, true); st.Name != Fallback.Name {
+		t.Errorf("%v on a T4 (no cp.async): picked %s", NonSquare, st.Name)
 	}
 	if st := Pick(Shape{128, 128, 8}, h100, true, true); st.Name != "6 vectorized" {
 		t.Errorf("128x128x8: picked %s", st.Name)

@@ -34,6 +34,12 @@ var Article = Shape{M: 4096, N: 4096, K: 4096}
 // NonSquare is the lesson's awkward shape: no dimension a multiple of any tile or vector width.
 var NonSquare = Shape{M: 1000, N: 3000, K: 777}
 
+// Awkward are the shapes off the tiles on which the lesson times Multiply's pick beside cuBLAS: the
+// non-square one, the article's size minus and plus one (4095^3; 4097 x 4097 x 1, a product that is
+// all edges and output), a small cube, and long thin ones.
+var Awkward = []Shape{NonSquare, {M: 4095, N: 4095, K: 4095}, {M: 4097, N: 4097, K: 1}, {M: 255, N: 255, K: 255},
+	{M: 513, N: 129, K: 1025}, {M: 4097, N: 64, K: 16}}
+
 func (s Shape) String() string { return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K) }
 
 // MaxElems is the most elements one matrix may have: the kernels index with 32-bit ints.

@@ -2,6 +2,7 @@ package matmul
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -69,7 +70,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	if quick {
 		trials = 2
 	}
-	prog := show.NewProgress("lesson 03", 3+len(Steps)+len(Variants)+len(sweep)*len(SweepSteps()))
+	prog := show.NewProgress("lesson 03", 2+len(Awkward)+len(Steps)+len(Variants)+len(sweep)*len(SweepSteps()))
 	defer prog.Done()
 
 	p, err := NewCheckedProblem(env, Article, Seed)
@@ -77,7 +78,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		return nil, err
 	}
 	defer p.Free()
-	shapes := []Shape{Article, NonSquare}
+	shapes := append([]Shape{Article}, Awkward...)
 	for _, n := range sweep {
 		if n != Article.M {
 			shapes = append(shapes, Shape{M: n, N: n, K: n})
@@ -145,19 +146,21 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		sp.Free()
 	}
 
-	np, err := NewCheckedProblem(env, NonSquare, 77)
-	if err != nil {
-		return nil, err
+	for i, s := range Awkward {
+		np, err := NewCheckedProblem(env, s, uint64(77+i))
+		if err != nil {
+			return nil, err
+		}
+		st := Pick(s, env.Session.Device, true, true)
+		rec, err := np.Measure("nonsquare", st, "")
+		np.Free()
+		if err != nil {
+			return nil, err
+		}
+		rec.Note += "; the step Multiply picks: every faster step refuses this shape"
+		run.Add(rec)
+		prog.Step("awkward " + s.String())
 	}
-	defer np.Free()
-	st := Pick(NonSquare, env.Session.Device, true, true)
-	rec, err := np.Measure("nonsquare", st, "")
-	if err != nil {
-		return nil, err
-	}
-	rec.Note += "; the step Multiply picks: every faster step refuses this shape"
-	run.Add(rec)
-	prog.Step("non-square")
 	for _, c := range StepChecks(env.Device()) {
 		if c2, ok := refused[c.Step]; ok {
 			run.Add(lab.RefusedRecord(c2))
@@ -192,7 +195,7 @@ func addTorch(env *lab.Env, run *record.Run, p *Problem, shapes []Shape) {
 					rec.RelL2, rec.MaxAbs, rec.Correct, rec.Tol = c.RelL2, c.MaxAbs, c.OK, c.Tol.Name
 					rec.Note += "; error on our inputs against float64, " + p.Sample.What
 				}
-			case s == NonSquare:
+			case slices.Contains(Awkward, s):
 				rec.Case = "nonsquare"
 			default:
 				rec.Case = "sweep"

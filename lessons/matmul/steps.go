@@ -216,12 +216,26 @@ var HiOnly = Step{Name: "fp16 only (hi x hi)", File: "9_split.cu", Kernel: "mm_s
 	Idea: "the split without its low parts: a half-precision product",
 	Plan: pipelined("fp16 only", 32, SplitStage)}
 
-// Fallback is the step that takes any shape.
+// Fallback is the step that takes any shape on every GPU.
 var Fallback = Steps[2]
+
+// AnyShape is step 7 with predicated edge tiles: loads past the edges zero-filled, stores masked,
+// rows that are not 16-byte aligned copied float by float. It takes any M, N, K at step 7's rate
+// but for the partial tiles, and is what Multiply runs, on compute capability 8.0 and newer
+// (cp.async), on a shape no tiled step takes. It is not a rung of the ladder: the lesson measures
+// it on the awkward shapes beside cuBLAS.
+var AnyShape = Step{Name: "7b any shape", File: "7b_any_shape.cu", Kernel: "mm_warptile_any", DType: "float32",
+	Idea: "step 7 with zero-filled loads past the edges and masked stores: any M, N, K",
+	Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
+		if err := needSM80("7b any shape", d); err != nil {
+			return gpu.Config{}, err
+		}
+		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256)}, nil
+	}}
 
 // StepByName finds a step of the ladder or a variant by its name or its number prefix ("7", "8b").
 func StepByName(name string) (Step, error) {
-	all := append(append([]Step{}, Steps...), Variants...)
+	all := append(append(append([]Step{}, Steps...), Variants...), AnyShape)
 	for _, s := range all {
 		if s.Name == name {
 			return s, nil
@@ -265,7 +279,7 @@ func (st Step) Validate(s Shape, d gpu.DeviceInfo) error {
 // Pick is the fastest step of the ladder that takes s on d: the last one whose plan accepts it,
 // skipping the TF32 step when accurate is true (float32 accuracy asked for) and the fp16 split when
 // fp16Safe is false (an input at or over fp16's largest value, 65504, would overflow its high part);
-// the shared-memory step, which takes any shape, when none does.
+// when none does, AnyShape, or the shared-memory step on a GPU without cp.async.
 func Pick(s Shape, d gpu.DeviceInfo, accurate, fp16Safe bool) Step {
 	for i := len(Steps) - 1; i > 2; i-- {
 		st := Steps[i]
@@ -275,6 +289,9 @@ func Pick(s Shape, d gpu.DeviceInfo, accurate, fp16Safe bool) Step {
 		if st.Validate(s, d) == nil {
 			return st
 		}
+	}
+	if AnyShape.Validate(s, d) == nil {
+		return AnyShape
 	}
 	return Fallback
 }

@@ -2,6 +2,7 @@ package matmul
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -206,14 +207,51 @@ func SweepTable(run *record.Run) show.Table {
 	return t
 }
 
-// NonSquareTable is the awkward shape: what takes it and how fast.
+// NonSquareTable is the awkward shapes: the step Multiply picks on each (float32 accuracy asked
+// for), and cuBLAS in the same run, with the step's speed as a share of cuBLAS fp32's.
 func NonSquareTable(run *record.Run) show.Table {
-	t := show.Table{Title: fmt.Sprintf("The awkward shape %v (no dimension a multiple of any tile)", NonSquare),
-		Header: []string{"kernel", "median", "TFLOP/s", "check", "note"}}
+	t := show.Table{Title: "Awkward shapes (no dimension a multiple of any tile): Multiply's pick beside cuBLAS",
+		Header: []string{"shape", "kernel", "median", "TFLOP/s", "vs cuBLAS fp32", "check", "note"}}
 	for _, r := range run.Select("nonsquare") {
-		t.Rows = append(t.Rows, []string{r.Variant, show.MS(r.MedianMS), tflops(r), verdictOf(r), r.Note})
+		vs := "—"
+		if r.Kind == "kernel" {
+			vs = pctOf(awkwardMedian(run, TorchFP32, r.Shape), r.MedianMS)
+		}
+		t.Rows = append(t.Rows, []string{r.Shape, r.Variant, show.MS(r.MedianMS), tflops(r), vs, verdictOf(r), r.Note})
 	}
 	return t
+}
+
+// awkwardMedian is the median time of a variant at one of the awkward shapes, or 0.
+func awkwardMedian(run *record.Run, variant, shape string) float64 {
+	for _, r := range run.Select("nonsquare") {
+		if r.Variant == variant && r.Shape == shape {
+			return r.MedianMS
+		}
+	}
+	return 0
+}
+
+// awkwardShare is the slowest share of cuBLAS fp32's speed that Multiply's pick reached over the
+// awkward shapes, with its shape; ok is false when a shape lacks either time.
+func awkwardShare(run *record.Run) (worst float64, at string, ok bool) {
+	worst, ok = math.Inf(1), true
+	for _, s := range Awkward {
+		var mine float64
+		for _, r := range run.Select("nonsquare") {
+			if r.Kind == "kernel" && r.Shape == s.String() && r.Correct {
+				mine = r.MedianMS
+			}
+		}
+		cub := awkwardMedian(run, TorchFP32, s.String())
+		if mine <= 0 || cub <= 0 {
+			return 0, s.String(), false
+		}
+		if share := cub / mine; share < worst {
+			worst, at = share, s.String()
+		}
+	}
+	return worst, at, true
 }
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
@@ -258,6 +296,9 @@ func Targets(run *record.Run) show.Table {
 	add("TF32 step >= 70% of cuBLAS TF32's speed",
 		fmt.Sprintf("%s: %s vs cuBLAS TF32 %s = %s", bestTF32.Variant, show.MS(bestTF32.MedianMS), show.MS(t32), pctOf(t32, bestTF32.MedianMS)),
 		t32 > 0 && t32/bestTF32.MedianMS >= 0.7, t32 > 0 && bestTF32.MedianMS > 0)
+	worst, at, ok := awkwardShare(run)
+	add("Multiply >= 70% of cuBLAS fp32's speed on every awkward shape",
+		fmt.Sprintf("slowest: %.0f%% at %s", 100*worst, at), ok && worst >= 0.7, ok)
 	markRefused(run, t)
 	t.Caption = "From this run's own medians and errors. Measured: " + run.Receipt.String()
 	return t.Table

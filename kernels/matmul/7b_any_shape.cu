@@ -1,0 +1,146 @@
+// Step 7b, any shape: step 7 with predicated edge tiles, what Multiply runs on a shape off the tiles.
+//
+// What changed from step 7:
+// 1. The grid covers M and N with ceil(M/128) x ceil(N/128) blocks and the k loop runs ceil(K/16)
+//    tiles, so the last block row and column and the last k tile hang past the matrices' edges.
+// 2. Loads past an edge are zero-filled instead of read: cp.async takes a source size below the copy
+//    size and fills the rest of the destination with zeros, so a tile element outside A or B is a 0
+//    that adds nothing to the dot products, and no branch splits the inner loop.
+// 3. A row of A starts 16-byte aligned only when K % 4 == 0, a row of B only when N % 4 == 0. When
+//    they do, a chunk of 4 floats wholly inside the matrix is one 16-byte cp.async as in step 7;
+//    otherwise (a chunk across the edge, or rows that are not aligned) it is four 4-byte copies,
+//    each of its float or of nothing. The two tests are uniform over the grid (they depend on K and
+//    N only), so no warp diverges on them.
+// 4. Stores are masked: a row past M is not written, and a column group past N (or any group when
+//    N % 4 != 0) is written float by float.
+//
+// Why: step 3, the only step that took any shape before, runs at a sixth of step 7's rate; the edge
+// costs here are a few comparisons per load and store, while the 4096 FMAs a thread does per k tile
+// are step 7's. What it cannot fix: a grid of few blocks on a small product (1000 x 3000 is 192
+// blocks, 1.5 waves of one block per SM on an H100).
+//
+// Launch: block 256; grid (ceil(N/128), ceil(M/128)). Limits: any M, N, K >= 1; A, B, C 16-byte
+// aligned (their rows need not be).
+// Needs: compute capability 8.0 (cp.async).
+#define BM 128
+#define BN 128
+#define BK 16
+#define SA (BK + 4)
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+// cp_async16 copies 16 bytes from global to shared memory.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
+
+// cp_async4 copies one float, or, when ok is false, writes a zero (source size 0: nothing is read).
+__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool ok) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+
+__device__ __forceinline__ float comp(const float4 &v, int c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
+
+extern "C" __global__ void __launch_bounds__(256) mm_warptile_any(const float *__restrict__ A, const float *__restrict__ B,
+                                                                  float *__restrict__ C, int M, int N, int K) {
+    __shared__ __align__(16) float As[2][BM * SA];
+    __shared__ __align__(16) float Bs[2][BK * BN];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = (warp >> 2) * 64, wn = (warp & 3) * 32;
+    const int lm = lane & 7, ln = lane >> 3;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const bool vecA = (K & 3) == 0, vecB = (N & 3) == 0;
+
+    auto load = [&](int stage, int k0) {
+#pragma unroll
+        for (int l = 0; l < 2; ++l) {  // A: 128 rows x 4 chunks of 4 k
+            const int i = tid + 256 * l, r = i >> 2, c = (i & 3) * 4;
+            const int gr = row0 + r, gk = k0 + c;
+            float *dst = &As[stage][r * SA + c];
+            const float *src = A + (size_t)gr * K + gk;
+            if (vecA && gr < M && gk + 4 <= K) {
+                cp_async16(dst, src);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const bool ok = gr < M && gk + e < K;
+                    cp_async4(dst + e, ok ? src + e : A, ok);
+                }
+            }
+        }
+#pragma unroll
+        for (int l = 0; l < 2; ++l) {  // B: 16 rows of k x 32 chunks of 4 columns
+            const int i = tid + 256 * l, r = i >> 5, c = (i & 31) * 4;
+            const int gk = k0 + r, gc = col0 + c;
+            float *dst = &Bs[stage][r * BN + c];
+            const float *src = B + (size_t)gk * N + gc;
+            if (vecB && gk < K && gc + 4 <= N) {
+                cp_async16(dst, src);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const bool ok = gk < K && gc + e < N;
+                    cp_async4(dst + e, ok ? src + e : B, ok);
+                }
+            }
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+
+    float acc[8][8] = {{0.0f}};
+    const int tiles = (K + BK - 1) / BK;
+    load(0, 0);
+    for (int t = 0; t < tiles; ++t) {
+        const int s = t & 1;
+        if (t + 1 < tiles) {
+            load(s ^ 1, (t + 1) * BK);
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+        } else {
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+        }
+        __syncthreads();
+        const float *as = As[s], *bs = Bs[s];
+#pragma unroll
+        for (int kc = 0; kc < BK; kc += 4) {
+            float4 a[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) a[i] = *reinterpret_cast<const float4 *>(as + (wm + lm + 8 * i) * SA + kc);
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {
+                const float4 b0 = *reinterpret_cast<const float4 *>(bs + (kc + kk) * BN + wn + 4 * ln);
+                const float4 b1 = *reinterpret_cast<const float4 *>(bs + (kc + kk) * BN + wn + 16 + 4 * ln);
+#pragma unroll
+                for (int i = 0; i < 8; ++i) {
+                    const float av = comp(a[i], kk);
+                    acc[i][0] += av * b0.x;
+                    acc[i][1] += av * b0.y;
+                    acc[i][2] += av * b0.z;
+                    acc[i][3] += av * b0.w;
+                    acc[i][4] += av * b1.x;
+                    acc[i][5] += av * b1.y;
+                    acc[i][6] += av * b1.z;
+                    acc[i][7] += av * b1.w;
+                }
+            }
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int r = row0 + wm + lm + 8 * i;
+        if (r >= M) continue;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int c = col0 + wn + 16 * h + 4 * ln;
+            float *dst = C + (size_t)r * N + c;
+            const float4 v = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+            if (vecB && c + 4 <= N) {
+                *reinterpret_cast<float4 *>(dst) = v;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (c + e < N) dst[e] = comp(v, e);
+            }
+        }
+    }
+}
