@@ -7,10 +7,11 @@
 //    size and fills the rest of the destination with zeros, so a tile element outside A or B is a 0
 //    that adds nothing to the dot products, and no branch splits the inner loop.
 // 3. A row of A starts 16-byte aligned only when K % 4 == 0, a row of B only when N % 4 == 0. When
-//    they do, a chunk of 4 floats wholly inside the matrix is one 16-byte cp.async as in step 7;
-//    otherwise (a chunk across the edge, or rows that are not aligned) it is four 4-byte copies,
-//    each of its float or of nothing. The two tests are uniform over the grid (they depend on K and
-//    N only), so no warp diverges on them.
+//    they do, the tiles are copied in chunks of 4 floats as in step 7 (a chunk is then wholly inside
+//    or wholly outside the matrix). When they do not, each thread copies single floats, mapped so
+//    that a half-warp reads 16 consecutive k of a row of A and a warp 32 consecutive columns of B
+//    (coalesced, and spread over the shared-memory banks). Both tests depend on K and N only, so
+//    they are the same for every thread and no warp diverges on them.
 // 4. Stores are masked: a row past M is not written, and a column group past N (or any group when
 //    N % 4 != 0) is written float by float.
 //
@@ -34,7 +35,13 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
 }
 
-// cp_async4 copies one float, or, when ok is false, writes a zero (source size 0: nothing is read).
+// cp_async16z copies 16 bytes, or, when ok is false, writes 16 zero bytes (source size 0: nothing is
+// read, so src only needs to be a valid address).
+__device__ __forceinline__ void cp_async16z(void *dst, const void *src, bool ok) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+
+// cp_async4 copies one float, or, when ok is false, writes a zero.
 __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool ok) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 4 : 0) : "memory");
 }
@@ -52,36 +59,38 @@ extern "C" __global__ void __launch_bounds__(256) mm_warptile_any(const float *_
     const bool vecA = (K & 3) == 0, vecB = (N & 3) == 0;
 
     auto load = [&](int stage, int k0) {
+        if (vecA) {  // A: 128 rows x 4 chunks of 4 k, 16 bytes each (a chunk is wholly in or out)
 #pragma unroll
-        for (int l = 0; l < 2; ++l) {  // A: 128 rows x 4 chunks of 4 k
-            const int i = tid + 256 * l, r = i >> 2, c = (i & 3) * 4;
-            const int gr = row0 + r, gk = k0 + c;
-            float *dst = &As[stage][r * SA + c];
-            const float *src = A + (size_t)gr * K + gk;
-            if (vecA && gr < M && gk + 4 <= K) {
-                cp_async16(dst, src);
-            } else {
+            for (int l = 0; l < 2; ++l) {
+                const int i = tid + 256 * l, r = i >> 2, c = (i & 3) * 4;
+                const int gr = row0 + r, gk = k0 + c;
+                const bool ok = gr < M && gk < K;
+                cp_async16z(&As[stage][r * SA + c], ok ? A + (size_t)gr * K + gk : A, ok);
+            }
+        } else {  // one float each: 16 consecutive k of a row per half-warp (coalesced, few conflicts)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = gr < M && gk + e < K;
-                    cp_async4(dst + e, ok ? src + e : A, ok);
-                }
+            for (int l = 0; l < 8; ++l) {
+                const int i = tid + 256 * l, r = i >> 4, c = i & 15;
+                const int gr = row0 + r, gk = k0 + c;
+                const bool ok = gr < M && gk < K;
+                cp_async4(&As[stage][r * SA + c], ok ? A + (size_t)gr * K + gk : A, ok);
             }
         }
+        if (vecB) {  // B: 16 rows of k x 32 chunks of 4 columns
 #pragma unroll
-        for (int l = 0; l < 2; ++l) {  // B: 16 rows of k x 32 chunks of 4 columns
-            const int i = tid + 256 * l, r = i >> 5, c = (i & 31) * 4;
-            const int gk = k0 + r, gc = col0 + c;
-            float *dst = &Bs[stage][r * BN + c];
-            const float *src = B + (size_t)gk * N + gc;
-            if (vecB && gk < K && gc + 4 <= N) {
-                cp_async16(dst, src);
-            } else {
+            for (int l = 0; l < 2; ++l) {
+                const int i = tid + 256 * l, r = i >> 5, c = (i & 31) * 4;
+                const int gk = k0 + r, gc = col0 + c;
+                const bool ok = gk < K && gc < N;
+                cp_async16z(&Bs[stage][r * BN + c], ok ? B + (size_t)gk * N + gc : B, ok);
+            }
+        } else {  // one float each: a warp copies 32 consecutive columns of a row
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = gk < K && gc + e < N;
-                    cp_async4(dst + e, ok ? src + e : B, ok);
-                }
+            for (int l = 0; l < 8; ++l) {
+                const int i = tid + 256 * l, r = i >> 7, c = i & 127;
+                const int gk = k0 + r, gc = col0 + c;
+                const bool ok = gk < K && gc < N;
+                cp_async4(&Bs[stage][r * BN + c], ok ? B + (size_t)gk * N + gc : B, ok);
             }
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
