@@ -15,13 +15,18 @@
 // 4. Stores are masked: a row past M is not written, and a column group past N (or any group when
 //    N % 4 != 0) is written float by float.
 //
+// 5. Split K. A product of few tiles (255^3 is 4 blocks for 132 SMs; 513 x 129 x 1025 is 10 blocks
+//    of 65 k tiles each) would leave most of the GPU idle, so the plan cuts K into S slices, one per
+//    blockIdx.z, enough for about two blocks per SM; each slice writes its partial product to a
+//    workspace, and mm_sum_slices adds the S partials up, in order, into C.
+//
 // Why: step 3, the only step that took any shape before, runs at a sixth of step 7's rate; the edge
 // costs here are a few comparisons per load and store, while the 4096 FMAs a thread does per k tile
-// are step 7's. What it cannot fix: a grid of few blocks on a small product (1000 x 3000 is 192
-// blocks, 1.5 waves of one block per SM on an H100).
+// are step 7's.
 //
-// Launch: block 256; grid (ceil(N/128), ceil(M/128)). Limits: any M, N, K >= 1; A, B, C 16-byte
-// aligned (their rows need not be).
+// Launch: block 256; grid (ceil(N/128), ceil(M/128), S), kTiles = ceil(ceil(K/16) / S); then, when
+// S > 1, mm_sum_slices over the M * N outputs. Limits: any M, N, K >= 1; A, B, C 16-byte aligned
+// (their rows need not be).
 // Needs: compute capability 8.0 (cp.async).
 #define BM 128
 #define BN 128
@@ -48,8 +53,10 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool ok)
 
 __device__ __forceinline__ float comp(const float4 &v, int c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
 
+// blockIdx.z is the slice of K the block sums: k tiles [z * kTiles, (z + 1) * kTiles), written to
+// C + z * M * N (with one slice, C itself; with several, a workspace that mm_sum_slices adds up).
 extern "C" __global__ void __launch_bounds__(256) mm_warptile_any(const float *__restrict__ A, const float *__restrict__ B,
-                                                                  float *__restrict__ C, int M, int N, int K) {
+                                                                  float *__restrict__ C, int M, int N, int K, int kTiles) {
     __shared__ __align__(16) float As[2][BM * SA];
     __shared__ __align__(16) float Bs[2][BK * BN];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -97,12 +104,14 @@ extern "C" __global__ void __launch_bounds__(256) mm_warptile_any(const float *_
     };
 
     float acc[8][8] = {{0.0f}};
-    const int tiles = (K + BK - 1) / BK;
-    load(0, 0);
+    const int kBase = blockIdx.z * kTiles * BK;
+    const int tiles = min(kTiles, (K - kBase + BK - 1) / BK);
+    C += (size_t)blockIdx.z * M * N;
+    load(0, kBase);
     for (int t = 0; t < tiles; ++t) {
         const int s = t & 1;
         if (t + 1 < tiles) {
-            load(s ^ 1, (t + 1) * BK);
+            load(s ^ 1, kBase + (t + 1) * BK);
             asm volatile("cp.async.wait_group 1;" ::: "memory");
         } else {
             asm volatile("cp.async.wait_group 0;" ::: "memory");
@@ -151,5 +160,15 @@ extern "C" __global__ void __launch_bounds__(256) mm_warptile_any(const float *_
                     if (c + e < N) dst[e] = comp(v, e);
             }
         }
+    }
+}
+
+// mm_sum_slices adds the split-K slices of a product up, in slice order (the same sum every run):
+// C[i] = W[i] + W[n + i] + ... + W[(S-1) n + i], a grid-stride loop over the n outputs.
+extern "C" __global__ void mm_sum_slices(const float *__restrict__ W, float *__restrict__ C, long long n, int S) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        float sum = 0.0f;
+        for (int z = 0; z < S; ++z) sum += W[(size_t)z * n + i];
+        C[i] = sum;
     }
 }

@@ -19,6 +19,7 @@ type Problem struct {
 	Ad, Bd *gpu.Buffer[float32]
 	Cd     *gpu.Buffer[float32]
 	halves [4]*gpu.Buffer[uint16] // Ahi, Alo, Bhi, Blo of the split steps, allocated on first use
+	slices *gpu.Buffer[float32]   // the split-K partial products of the any-shape step, on first use
 	want   []float64
 	env    *lab.Env
 }
@@ -95,6 +96,7 @@ func (p *Problem) Free() {
 	for _, b := range p.halves {
 		b.Free()
 	}
+	p.slices.Free()
 }
 
 // Want is the float64 reference at the sampled elements.
@@ -129,6 +131,9 @@ func build(env *lab.Env, st Step, code string) (*lab.Program, error) {
 	if st.Split {
 		kernels = append(kernels, "mm_split_halves")
 	}
+	if st.SplitK {
+		kernels = append(kernels, "mm_sum_slices")
+	}
 	return env.BuildWith(src, st.OptionsOn(env.Arch(), env.Device()), kernels...)
 }
 
@@ -160,6 +165,10 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gp
 	}
 	s := p.Shape
 	dims := []any{int32(s.M), int32(s.N), int32(s.K)}
+	if st.SplitK {
+		run, err := p.splitKLauncher(prog, k, cfg)
+		return run, prog, cfg, err
+	}
 	if !st.Split {
 		args := append([]any{p.Ad, p.Bd, p.Cd}, dims...)
 		return func() error { return k.Launch(cfg, args...) }, prog, cfg, nil
@@ -185,6 +194,43 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gp
 		}
 		return k.Launch(cfg, args...)
 	}, prog, cfg, nil
+}
+
+// splitKLauncher queues a split-K step (the any-shape step): its kernel over the plan's cfg.Grid.Z
+// slices of K, straight into C when there is one, else into a workspace of that many partial
+// products, which mm_sum_slices then adds up into C in slice order.
+func (p *Problem) splitKLauncher(prog *lab.Program, k *gpu.Kernel, cfg gpu.Config) (func() error, error) {
+	s := p.Shape
+	n := cfg.Grid.Z
+	kTiles := int32(gpu.CeilDiv(gpu.CeilDiv(s.K, AnyShapeBK), n))
+	dims := []any{int32(s.M), int32(s.N), int32(s.K), kTiles}
+	if n == 1 {
+		args := append([]any{p.Ad, p.Bd, p.Cd}, dims...)
+		return func() error { return k.Launch(cfg, args...) }, nil
+	}
+	sum, err := prog.Kernel("mm_sum_slices")
+	if err != nil {
+		return nil, err
+	}
+	outputs := s.M * s.N
+	if p.slices == nil || p.slices.Len() != n*outputs {
+		p.slices.Free()
+		if p.slices, err = gpu.Alloc[float32](p.env.Session, n*outputs); err != nil {
+			return nil, fmt.Errorf("matmul %v: the workspace of %d split-K slices: %w", s, n, err)
+		}
+		if err := p.slices.Poison(); err != nil { // a partial no slice writes shows as NaN in C
+			return nil, err
+		}
+	}
+	d := p.env.Session.Device
+	sc := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, outputs, SplitBlock, SplitWaves)), Block: gpu.D1(SplitBlock)}
+	args := append([]any{p.Ad, p.Bd, p.slices}, dims...)
+	return func() error {
+		if err := k.Launch(cfg, args...); err != nil {
+			return err
+		}
+		return sum.Launch(sc, p.slices, p.Cd, int64(outputs), int32(n))
+	}, nil
 }
 
 // Output runs once on a NaN-poisoned C and returns the sampled elements of the result.
@@ -302,6 +348,9 @@ func Multiply(env *lab.Env, a []float32, m, k int, b []float32, k2, n int) ([]fl
 		return nil, st, err
 	}
 	if p.Cd, err = gpu.Alloc[float32](env.Session, m*n); err != nil {
+		return nil, st, err
+	}
+	if err := p.Cd.Poison(); err != nil { // an output the step leaves unwritten comes back NaN
 		return nil, st, err
 	}
 	run, _, _, err := p.Launcher(st, "")

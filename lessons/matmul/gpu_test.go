@@ -133,7 +133,7 @@ func TestMultiply(t *testing.T) {
 		s    Shape
 		big  bool
 		want string
-	}{{Shape{M: 100, N: 300, K: 77}, false, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 1}, false, AnyShape.Name}, {Shape{M: 256, N: 256, K: 64}, false, "9 fp16x3 split"}, {Shape{M: 256, N: 256, K: 64}, true, "8b 3xTF32 split"}} {
+	}{{Shape{M: 100, N: 300, K: 77}, false, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 9}, false, AnyShape.Name}, {Shape{M: 513, N: 129, K: 1025}, false, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 1}, false, "2 coalesced"}, {Shape{M: 256, N: 256, K: 64}, false, "9 fp16x3 split"}, {Shape{M: 256, N: 256, K: 64}, true, "8b 3xTF32 split"}} {
 		checkMultiply(t, env, c.s, c.big, c.want)
 	}
 	if _, _, err := Multiply(env, make([]float32, 6), 2, 3, make([]float32, 8), 4, 2); err == nil || !strings.Contains(err.Error(), "inner dimensions") {

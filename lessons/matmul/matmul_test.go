@@ -122,6 +122,34 @@ func TestPick(t *testing.T) {
 	if st := Pick(Shape{128, 128, 8}, h100, true, true); st.Name != "6 vectorized" {
 		t.Errorf("128x128x8: picked %s", st.Name)
 	}
+	if st := Pick(Shape{4097, 4097, 1}, h100, true, true); st.Name != "2 coalesced" {
+		t.Errorf("4097x4097x1 (all output): picked %s", st.Name)
+	}
+}
+
+// The any-shape step splits K only where its tiles leave SMs idle, and never into an empty slice.
+func TestSplitKSlices(t *testing.T) {
+	for _, c := range []struct {
+		s    Shape
+		want int
+	}{{NonSquare, 2}, {Shape{4095, 4095, 4095}, 1}, {Shape{255, 255, 255}, 8}, {Shape{513, 129, 1025}, 22}, {Shape{67, 45, 33}, 1}, {Shape{256, 128, 160}, 5}} {
+		n := SplitKSlices(c.s, h100)
+		if n != c.want {
+			t.Errorf("%v: %d slices, want %d", c.s, n, c.want)
+		}
+		tiles := (c.s.K + AnyShapeBK - 1) / AnyShapeBK
+		per := (tiles + n - 1) / n
+		if (n-1)*per >= tiles {
+			t.Errorf("%v: slice %d of %d would be empty (%d tiles, %d per slice)", c.s, n, n, tiles, per)
+		}
+		cfg, err := AnyShape.Plan(c.s, h100)
+		if err != nil || cfg.Grid.Z != n {
+			t.Errorf("%v: plan %+v, %v", c.s, cfg, err)
+		}
+	}
+	if n := SplitKSlices(Shape{255, 255, 255}, gpu.DeviceInfo{Major: 9}); n != 1 {
+		t.Errorf("unknown SM count: %d slices", n)
+	}
 }
 
 func TestTolerancesHoldTheModelAndCatchHalfPrecision(t *testing.T) {

@@ -24,6 +24,9 @@ type Step struct {
 	// Split: the step first splits A and B into 16-bit hi and lo parts with mm_split_halves (in the
 	// same file), and the product kernel takes (Ahi, Alo, Bhi, Blo, C, M, N, K).
 	Split bool
+	// SplitK: the step may cut K into slices (its plan's grid depth); the kernel then takes
+	// (A, B, W, M, N, K, kTiles) and mm_sum_slices (in the same file) adds the slices of W into C.
+	SplitK bool
 	// StageBytes is the shared memory of one pipeline stage of a tensor-core step (its files take
 	// the depth as -DSTAGES, 3 by default); 0 for a step that is not pipelined.
 	StageBytes int
@@ -224,14 +227,36 @@ var Fallback = Steps[2]
 // but for the partial tiles, and is what Multiply runs, on compute capability 8.0 and newer
 // (cp.async), on a shape no tiled step takes. It is not a rung of the ladder: the lesson measures
 // it on the awkward shapes beside cuBLAS.
-var AnyShape = Step{Name: "7b any shape", File: "7b_any_shape.cu", Kernel: "mm_warptile_any", DType: "float32",
-	Idea: "step 7 with zero-filled loads past the edges and masked stores: any M, N, K",
+var AnyShape = Step{Name: "7b any shape", File: "7b_any_shape.cu", Kernel: "mm_warptile_any", DType: "float32", SplitK: true,
+	Idea: "step 7 with zero-filled loads past the edges and masked stores, K split over idle SMs: any M, N, K",
 	Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
 		if err := needSM80("7b any shape", d); err != nil {
 			return gpu.Config{}, err
 		}
-		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256)}, nil
+		g := grid2(s, 128, 128)
+		g.Z = SplitKSlices(s, d)
+		return gpu.Config{Grid: g, Block: gpu.D1(256)}, nil
 	}}
+
+// AnyShapeBK is the k depth of the any-shape step's tiles.
+const AnyShapeBK = 16
+
+// SplitKSlices is how many slices of K the any-shape step cuts s into on d: 1 when its 128 x 128
+// tiles alone give two blocks per SM, else enough slices for that, each at least 2 k tiles deep
+// (1 on a device whose SM count is not known).
+func SplitKSlices(s Shape, d gpu.DeviceInfo) int {
+	blocks := gpu.CeilDiv(s.N, 128) * gpu.CeilDiv(s.M, 128)
+	tiles := gpu.CeilDiv(s.K, AnyShapeBK)
+	if d.SMs <= 0 || blocks >= 2*d.SMs || tiles < 4 {
+		return 1
+	}
+	n := min(gpu.CeilDiv(2*d.SMs, blocks), tiles/2)
+	return gpu.CeilDiv(tiles, gpu.CeilDiv(tiles, n)) // no slice left empty
+}
+
+// SmallK is the depth below which a product is all output: Multiply runs step 2 on it (a thread per
+// output, C written at nearly the copy bandwidth) rather than tiles of 16 k that are mostly zeros.
+const SmallK = 8
 
 // StepByName finds a step of the ladder or a variant by its name or its number prefix ("7", "8b").
 func StepByName(name string) (Step, error) {
@@ -279,7 +304,8 @@ func (st Step) Validate(s Shape, d gpu.DeviceInfo) error {
 // Pick is the fastest step of the ladder that takes s on d: the last one whose plan accepts it,
 // skipping the TF32 step when accurate is true (float32 accuracy asked for) and the fp16 split when
 // fp16Safe is false (an input at or over fp16's largest value, 65504, would overflow its high part);
-// when none does, AnyShape, or the shared-memory step on a GPU without cp.async.
+// when none does, step 2 on a product less than SmallK deep, else AnyShape, or the shared-memory step
+// on a GPU without cp.async.
 func Pick(s Shape, d gpu.DeviceInfo, accurate, fp16Safe bool) Step {
 	for i := len(Steps) - 1; i > 2; i-- {
 		st := Steps[i]
@@ -289,6 +315,9 @@ func Pick(s Shape, d gpu.DeviceInfo, accurate, fp16Safe bool) Step {
 		if st.Validate(s, d) == nil {
 			return st
 		}
+	}
+	if s.K < SmallK {
+		return Steps[1]
 	}
 	if AnyShape.Validate(s, d) == nil {
 		return AnyShape
