@@ -18,10 +18,12 @@ type Problem struct {
 	Sample Sample
 	Ad, Bd *gpu.Buffer[float32]
 	Cd     *gpu.Buffer[float32]
-	halves [4]*gpu.Buffer[uint16] // Ahi, Alo, Bhi, Blo of the split steps, allocated on first use
-	slices *gpu.Buffer[float32]   // the split-K partial products of the any-shape step, on first use
-	want   []float64
-	env    *lab.Env
+	halves [4]*gpu.Buffer[uint16]  // Ahi, Alo, Bhi, Blo of the split steps, allocated on first use
+	work   [4]*gpu.Buffer[float32] // the any-shape step's padded A, B, C and split-K slices (scratch)
+	// padAlways makes the any-shape step pad unaligned rows at any size (the tests' small shapes).
+	padAlways bool
+	want      []float64
+	env       *lab.Env
 }
 
 // DeviceBytes is the device memory a product of shape s needs: A, B and C in float32, plus the
@@ -96,7 +98,9 @@ func (p *Problem) Free() {
 	for _, b := range p.halves {
 		b.Free()
 	}
-	p.slices.Free()
+	for _, b := range p.work {
+		b.Free()
+	}
 }
 
 // Want is the float64 reference at the sampled elements.
@@ -132,7 +136,7 @@ func build(env *lab.Env, st Step, code string) (*lab.Program, error) {
 		kernels = append(kernels, "mm_split_halves")
 	}
 	if st.SplitK {
-		kernels = append(kernels, "mm_sum_slices")
+		kernels = append(kernels, "mm_sum_slices", "mm_copy_rows")
 	}
 	return env.BuildWith(src, st.OptionsOn(env.Arch(), env.Device()), kernels...)
 }
@@ -196,42 +200,120 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gp
 	}, prog, cfg, nil
 }
 
-// splitKLauncher queues a split-K step (the any-shape step): its kernel over the plan's cfg.Grid.Z
-// slices of K, straight into C when there is one, else into a workspace of that many partial
-// products, which mm_sum_slices then adds up into C in slice order.
+// splitKLauncher queues the any-shape step. A large product whose rows of A or B are not 16-byte
+// aligned (K or N not a multiple of 4; at least PadMinMACs multiply-adds) is first padded: A and B
+// are copied into zero-padded buffers with aligned rows (mm_copy_rows), the aligned product runs
+// into a padded C, which is copied back. The product runs over the plan's cfg.Grid.Z slices of K,
+// straight into C when there is one, else into a workspace of that many partial products, which
+// mm_sum_slices adds up into C in slice order.
 func (p *Problem) splitKLauncher(prog *lab.Program, k *gpu.Kernel, cfg gpu.Config) (func() error, error) {
-	s := p.Shape
-	n := cfg.Grid.Z
-	kTiles := int32(gpu.CeilDiv(gpu.CeilDiv(s.K, AnyShapeBK), n))
-	dims := []any{int32(s.M), int32(s.N), int32(s.K), kTiles}
-	if n == 1 {
-		args := append([]any{p.Ad, p.Bd, p.Cd}, dims...)
-		return func() error { return k.Launch(cfg, args...) }, nil
-	}
-	sum, err := prog.Kernel("mm_sum_slices")
-	if err != nil {
-		return nil, err
-	}
-	outputs := s.M * s.N
-	if p.slices == nil || p.slices.Len() != n*outputs {
-		p.slices.Free()
-		if p.slices, err = gpu.Alloc[float32](p.env.Session, n*outputs); err != nil {
-			return nil, fmt.Errorf("matmul %v: the workspace of %d split-K slices: %w", s, n, err)
-		}
-		if err := p.slices.Poison(); err != nil { // a partial no slice writes shows as NaN in C
+	s, d := p.Shape, p.env.Session.Device
+	a, b, c := p.Ad, p.Bd, p.Cd
+	var before, after []func() error
+	if Padded(s) || p.padAlways && (s.K%4 != 0 || s.N%4 != 0) {
+		ps := Shape{M: s.M, N: roundUp4(s.N), K: roundUp4(s.K)}
+		copyRows, err := prog.Kernel("mm_copy_rows")
+		if err != nil {
 			return nil, err
 		}
-	}
-	d := p.env.Session.Device
-	sc := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, outputs, SplitBlock, SplitWaves)), Block: gpu.D1(SplitBlock)}
-	args := append([]any{p.Ad, p.Bd, p.slices}, dims...)
-	return func() error {
-		if err := k.Launch(cfg, args...); err != nil {
-			return err
+		copyTo := func(src, dst *gpu.Buffer[float32], rows, cols, ld, dstCols int) func() error {
+			g := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, rows*dstCols, SplitBlock, SplitWaves)), Block: gpu.D1(SplitBlock)}
+			return func() error {
+				return copyRows.Launch(g, src, dst, int32(rows), int32(cols), int32(ld), int32(dstCols))
+			}
 		}
-		return sum.Launch(sc, p.slices, p.Cd, int64(outputs), int32(n))
+		if ps.K != s.K {
+			if a, err = p.scratch(0, s.M*ps.K); err != nil {
+				return nil, err
+			}
+			before = append(before, copyTo(p.Ad, a, s.M, s.K, s.K, ps.K))
+		}
+		if b, err = p.scratch(1, ps.K*ps.N); err != nil {
+			return nil, err
+		}
+		before = append(before, copyTo(p.Bd, b, s.K, s.N, s.N, ps.N))
+		if ps.K != s.K { // B's rows past K are zeros: the padded A's extra columns meet them
+			if err := b.Zero(); err != nil {
+				return nil, err
+			}
+		}
+		if ps.N != s.N {
+			if c, err = p.scratch(2, s.M*ps.N); err != nil {
+				return nil, err
+			}
+			after = append(after, copyTo(c, p.Cd, s.M, s.N, ps.N, s.N))
+		}
+		if cfg, err = AnyShape.Plan(ps, d); err != nil {
+			return nil, err
+		}
+		s = ps
+	}
+	n := cfg.Grid.Z
+	dims := []any{int32(s.M), int32(s.N), int32(s.K), int32(gpu.CeilDiv(gpu.CeilDiv(s.K, AnyShapeBK), n))}
+	product := func() error { return k.Launch(cfg, append([]any{a, b, c}, dims...)...) }
+	if n > 1 {
+		sum, err := prog.Kernel("mm_sum_slices")
+		if err != nil {
+			return nil, err
+		}
+		outputs := s.M * s.N
+		w, err := p.scratch(3, n*outputs)
+		if err != nil {
+			return nil, err
+		}
+		sc := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, outputs, SplitBlock, SplitWaves)), Block: gpu.D1(SplitBlock)}
+		out := c
+		product = func() error {
+			if err := k.Launch(cfg, append([]any{a, b, w}, dims...)...); err != nil {
+				return err
+			}
+			return sum.Launch(sc, w, out, int64(outputs), int32(n))
+		}
+	}
+	steps := append(append(before, product), after...)
+	return func() error {
+		for _, f := range steps {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
 	}, nil
 }
+
+// PadMinMACs is the size (M x N x K multiply-adds) from which the any-shape step pads a product whose
+// rows are not aligned: below it the copies cost more than the single-float loads they save.
+const PadMinMACs = 1 << 30
+
+// Padded reports whether the any-shape step pads s (K or N not a multiple of 4, and at least
+// PadMinMACs multiply-adds).
+func Padded(s Shape) bool {
+	return (s.K%4 != 0 || s.N%4 != 0) && int64(s.M)*int64(s.N)*int64(s.K) >= PadMinMACs
+}
+
+func roundUp4(n int) int { return (n + 3) / 4 * 4 }
+
+// scratch is the problem's work buffer i (0: padded A, 1: padded B, 2: padded C, 3: split-K
+// slices) of n floats, allocated and NaN-poisoned on first use (again when n changes), with an
+// error naming the need when the device has no room for it.
+func (p *Problem) scratch(i, n int) (*gpu.Buffer[float32], error) {
+	if b := p.work[i]; b != nil && b.Len() == n {
+		return b, nil
+	}
+	p.work[i].Free()
+	b, err := gpu.Alloc[float32](p.env.Session, n)
+	if err != nil {
+		p.work[i] = nil
+		return nil, fmt.Errorf("matmul %v: %s of the any-shape step (%s): %w", p.Shape, scratchNames[i], gpu.FormatBytes(int64(4*n)), err)
+	}
+	p.work[i] = b
+	if err := b.Poison(); err != nil { // what no kernel writes shows as NaN in C
+		return nil, err
+	}
+	return b, nil
+}
+
+var scratchNames = [4]string{"the padded A", "the padded B", "the padded C", "the workspace of the split-K slices"}
 
 // Output runs once on a NaN-poisoned C and returns the sampled elements of the result.
 func (p *Problem) Output(run func() error) ([]float64, error) {

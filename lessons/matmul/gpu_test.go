@@ -282,3 +282,27 @@ func TestTune(t *testing.T) {
 	fmt.Println(strings.Join(lines, "\n"))
 
 }
+
+// The any-shape step with its padding forced on small shapes (Multiply pads only products of
+// PadMinMACs and more): A, B and C copied to aligned, zero-padded rows and back, with and without
+// split K, every output checked on NaN-poisoned buffers.
+func TestAnyShapePadded(t *testing.T) {
+	env := labtest.Open(t)
+	for i, s := range []Shape{{67, 45, 33}, {255, 255, 255}, {3, 4100, 5}, {129, 1, 1000}, {64, 63, 64}} {
+		checkPadded(t, env, s, uint64(300+i))
+	}
+}
+
+// checkPadded checks the any-shape step on s with its padding forced.
+func checkPadded(t *testing.T, env *lab.Env, s Shape, seed uint64) {
+	t.Helper()
+	p, err := NewCheckedProblem(env, s, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	p.padAlways = true
+	if ran := checkSteps(t, p, []Step{AnyShape}); len(ran) != 1 {
+		t.Errorf("%v: the any-shape step did not run", s)
+	}
+}

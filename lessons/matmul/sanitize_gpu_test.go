@@ -26,7 +26,7 @@ var sanitizeShapes = []Shape{{67, 45, 33}, {130, 129, 33}, {128, 128, 32}, {256,
 // cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each result: every step and
 // variant (defines and dtypes) and the any-shape step on every shape its plan takes, with the zeros kernel failing the
 // check; both exercises' solutions, launched as their checks launch them but not on the article's
-// shape they time on; Multiply on its any-shape, fp16-split and 3xTF32 paths; the autograd op's
+// shape they time on; Multiply on its any-shape (padded too), fp16-split and 3xTF32 paths; the autograd op's
 // gradient check; and the pipelined steps again under the A10's limits, which build them with 2
 // stages. It fails unless every kernel of the folder was launched.
 func TestSanitize(t *testing.T) {
@@ -76,6 +76,8 @@ func TestSanitize(t *testing.T) {
 	}
 
 	checkMultiply(t, env, Shape{M: 130, N: 129, K: 33}, false, AnyShape.Name)
+	checkPadded(t, env, Shape{M: 67, N: 45, K: 33}, 95)    // A, B and C padded
+	checkPadded(t, env, Shape{M: 255, N: 255, K: 255}, 96) // padded, and K split 8 ways
 	checkMultiply(t, env, Shape{M: 128, N: 128, K: 32}, false, "9 fp16x3 split")
 	checkMultiply(t, env, Shape{M: 128, N: 128, K: 32}, true, "8b 3xTF32 split")
 	// Two Multiply calls for each element of A and B (56 here): a shape with few elements.
