@@ -10,8 +10,9 @@
 //	go run ./cmd/sanitize -out results                 # record the pass (results/sanitize.json)
 //	go run -tags nocuda ./cmd/sanitize -summary results/sanitize.json   # README's lines, no GPU
 //
-// It needs a GPU and the CUDA toolkit's compute-sanitizer: $COMPUTE_SANITIZER, else the newest
-// /usr/local/cuda-*/bin/compute-sanitizer (an older one may not attach to a newer driver), else PATH.
+// It needs a GPU and the CUDA toolkit's compute-sanitizer: $COMPUTE_SANITIZER, else $CUDA_HOME's,
+// else the newest /usr/local/cuda-*/bin/compute-sanitizer (an older one may not attach to a newer
+// driver), else /usr/local/cuda's or the one on PATH.
 // Each run's whole output is kept in -logs.
 package main
 
@@ -92,7 +93,7 @@ func run(tools, patterns []string, jobs int, limit time.Duration, out, logs stri
 			return sanitize.Pass{}, fmt.Errorf("no tool %q (the tools: %s)", t, strings.Join(sanitize.Tools, ", "))
 		}
 	}
-	tool, version, err := findSanitizer()
+	sanitizer, version, err := findSanitizer()
 	if err != nil {
 		return sanitize.Pass{}, err
 	}
@@ -117,7 +118,7 @@ func run(tools, patterns []string, jobs int, limit time.Duration, out, logs stri
 	defer os.RemoveAll(bins)
 	start := time.Now()
 	fmt.Printf("sanitize: %s at %s; %d packages x %d tools, %d at once, each up to %v\n",
-		version, tool, len(targets), len(tools), jobs, limit)
+		version, sanitizer, len(targets), len(tools), jobs, limit)
 	if err := build(targets, bins, jobs); err != nil {
 		return sanitize.Pass{}, err
 	}
@@ -137,7 +138,7 @@ func run(tools, patterns []string, jobs int, limit time.Duration, out, logs stri
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			runs[i] = runOne(tool, j, limit, logs)
+			runs[i] = runOne(sanitizer, j, limit, logs)
 			fmt.Println(runs[i].Line())
 		}()
 	}
@@ -183,27 +184,27 @@ func run(tools, patterns []string, jobs int, limit time.Duration, out, logs stri
 
 // runOne runs one package's TestSanitize under one tool, from the package's folder (as go test
 // does), and judges it from its output.
-func runOne(tool string, j job, limit time.Duration, logs string) sanitize.Run {
+func runOne(sanitizer string, j job, limit time.Duration, logs string) sanitize.Run {
 	r := sanitize.Run{Tool: j.tool, Package: j.pkg.rel}
-	record, err := os.CreateTemp("", "launches")
+	launchFile, err := os.CreateTemp("", "launches")
 	if err != nil {
 		r.Verdict = err.Error()
 		return r
 	}
-	record.Close()
-	defer os.Remove(record.Name())
+	launchFile.Close()
+	defer os.Remove(launchFile.Name())
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tool, "--tool", j.tool, "--error-exitcode", "1",
+	cmd := exec.CommandContext(ctx, sanitizer, "--tool", j.tool, "--error-exitcode", "1",
 		j.pkg.bin, "-test.run", "^"+sanitize.TestName+"$", "-test.count=1", "-test.v")
 	cmd.Dir = j.pkg.dir
-	cmd.Env = append(os.Environ(), gpu.SanitizerEnv+"="+j.tool, gpu.LaunchRecordEnv+"="+record.Name())
+	cmd.Env = append(os.Environ(), gpu.SanitizerEnv+"="+j.tool, gpu.LaunchRecordEnv+"="+launchFile.Name())
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	start := time.Now()
 	err = cmd.Run()
 	r.Seconds = time.Since(start).Round(100 * time.Millisecond).Seconds()
-	if launched, rerr := gpu.ReadLaunches(record.Name()); rerr == nil {
+	if launched, rerr := gpu.ReadLaunches(launchFile.Name()); rerr == nil {
 		r.Launched = launched
 	}
 	r.Judge(output.String(), err, errors.Is(ctx.Err(), context.DeadlineExceeded))
