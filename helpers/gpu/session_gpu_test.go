@@ -11,6 +11,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
 
 func open(t *testing.T) *gpu.Session {
@@ -33,11 +34,6 @@ extern "C" __global__ void big_smem(float *x) {
 	__syncthreads();
 	x[threadIdx.x] = tile[blockDim.x - 1 - threadIdx.x];
 }`
-
-// underSanitizer reports whether compute-sanitizer watches this test (cmd/sanitize sets
-// KERNELS_SANITIZER): its memcheck counts every failed CUDA call as an error, so the checks that make
-// one fail on purpose (to see the clear error) are left to the plain test run.
-func underSanitizer() bool { return os.Getenv(gpu.SanitizerEnv) != "" }
 
 func kernels(t *testing.T, s *gpu.Session) *gpu.Module {
 	t.Helper()
@@ -123,7 +119,7 @@ func TestLaunchAndLimits(t *testing.T) {
 	if err := k.Launch(gpu.Config{Grid: gpu.D1(1), Block: gpu.D1(32)}, x, float32(2), 3); err == nil || !strings.Contains(err.Error(), "int32") {
 		t.Errorf("a Go int argument: %v", err)
 	}
-	if !underSanitizer() {
+	if !labtest.UnderSanitizer() {
 		if _, err := m.Kernel("nope"); err == nil || !strings.Contains(err.Error(), "extern") {
 			t.Errorf("a missing kernel: %v", err)
 		}
@@ -153,7 +149,7 @@ func TestLaunchAndLimits(t *testing.T) {
 }
 
 func TestOutOfMemoryIsAClearError(t *testing.T) {
-	if underSanitizer() {
+	if labtest.UnderSanitizer() {
 		t.Skip("a failed allocation on purpose: compute-sanitizer would count it as an error")
 	}
 	s := open(t)
