@@ -130,31 +130,15 @@ func run(tools, patterns []string, jobs int, limit time.Duration, out, logs stri
 		}
 	}
 	runs := make([]sanitize.Run, len(queue))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, jobs)
-	for i, j := range queue {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			runs[i] = runOne(sanitizer, j, limit, logs)
-			fmt.Println(runs[i].Line())
-		}()
-	}
-	wg.Wait()
+	parallel(len(queue), jobs, func(i int) {
+		runs[i] = runOne(sanitizer, queue[i], limit, logs)
+		fmt.Println(runs[i].Line()) // one write: lines of runs that end together do not mix
+	})
 
 	folders := lessons.KernelFolders()
 	sources, err := sanitize.SourcesOf(folders)
 	if err != nil {
 		return sanitize.Pass{}, err
-	}
-	for i, r := range runs {
-		if d, ok := folderOf(r.Package, folders); ok && r.OK() {
-			if err := sanitize.MissingError(d, r.Launched); err != nil {
-				runs[i].Verdict = err.Error()
-			}
-		}
 	}
 	pass := sanitize.Pass{
 		Receipt: sanitize.Receipt{
@@ -165,6 +149,7 @@ func run(tools, patterns []string, jobs int, limit time.Duration, out, logs stri
 		Runs:    runs,
 		Sources: sources,
 	}
+	pass.RequireEveryKernel(folders)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return pass, err
 	}
@@ -258,22 +243,31 @@ func findTargets(patterns []string) ([]target, error) {
 // build compiles the packages' test binaries, jobs at once.
 func build(targets []target, dir string, jobs int) error {
 	errs := make([]error, len(targets))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, jobs)
 	for i := range targets {
 		targets[i].bin = filepath.Join(dir, strings.ReplaceAll(targets[i].rel, "/", ".")+".test")
+	}
+	parallel(len(targets), jobs, func(i int) {
+		if out, err := exec.Command("go", "test", "-c", "-o", targets[i].bin, targets[i].path).CombinedOutput(); err != nil {
+			errs[i] = fmt.Errorf("building %s's tests: %v\n%s", targets[i].rel, err, out)
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// parallel calls f(0) to f(n-1), at most jobs at once, and returns when all have returned.
+func parallel(n, jobs int, f func(i int)) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, jobs)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			if out, err := exec.Command("go", "test", "-c", "-o", targets[i].bin, targets[i].path).CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("building %s's tests: %v\n%s", targets[i].rel, err, out)
-			}
+			f(i)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // findSanitizer is compute-sanitizer's path and version line.
@@ -332,15 +326,6 @@ func toolkitVersion(path string) []int {
 		out = append(out, n)
 	}
 	return out
-}
-
-// folderOf is the kernel folder of a lesson package (kernels/rwkv for lessons/rwkv).
-func folderOf(pkg string, folders []compile.Files) (compile.Files, bool) {
-	i := slices.IndexFunc(folders, func(d compile.Files) bool { return sanitize.PackageOf(d) == pkg })
-	if i < 0 {
-		return compile.Files{}, false
-	}
-	return folders[i], true
 }
 
 func goError(err error) error {

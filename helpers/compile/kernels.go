@@ -2,6 +2,7 @@ package compile
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -56,20 +57,11 @@ func Kernels(code string) []string {
 	sort.SliceStable(all, func(a, b int) bool { return all[a].at < all[b].at })
 	var out []string
 	for _, f := range all {
-		if f.name != "" && !contains(out, f.name) {
+		if f.name != "" && !slices.Contains(out, f.name) {
 			out = append(out, f.name)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stripComments blanks // and /* */ comments, keeping string literals (extern "C") intact.

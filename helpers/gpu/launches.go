@@ -37,9 +37,12 @@ func (s *Session) countLaunch(k *Kernel) {
 }
 
 // Launches is every kernel the session launched, with how many times, sorted by source and name.
-func (s *Session) Launches() []Launch {
-	out := make([]Launch, 0, len(s.launches))
-	for key, n := range s.launches {
+func (s *Session) Launches() []Launch { return sortedLaunches(s.launches) }
+
+// sortedLaunches lists a tally of launches by (source, kernel), sorted by source and name.
+func sortedLaunches(tally map[[2]string]int) []Launch {
+	out := make([]Launch, 0, len(tally))
+	for key, n := range tally {
 		out = append(out, Launch{Source: key[0], Kernel: key[1], Count: n})
 	}
 	slices.SortFunc(out, func(a, b Launch) int {
@@ -95,6 +98,5 @@ func ReadLaunches(path string) ([]Launch, error) {
 		}
 		sum[[2]string{l.Source, l.Kernel}] += l.Count
 	}
-	s := &Session{launches: sum}
-	return s.Launches(), nil
+	return sortedLaunches(sum), nil
 }

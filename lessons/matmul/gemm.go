@@ -223,12 +223,12 @@ func (p *Problem) splitKLauncher(prog *lab.Program, k *gpu.Kernel, cfg gpu.Confi
 			}
 		}
 		if ps.K != s.K {
-			if a, err = p.scratch(0, s.M*ps.K); err != nil {
+			if a, err = p.scratch(paddedA, s.M*ps.K); err != nil {
 				return nil, err
 			}
 			before = append(before, copyTo(p.Ad, a, s.M, s.K, s.K, ps.K))
 		}
-		if b, err = p.scratch(1, ps.K*ps.N); err != nil {
+		if b, err = p.scratch(paddedB, ps.K*ps.N); err != nil {
 			return nil, err
 		}
 		before = append(before, copyTo(p.Bd, b, s.K, s.N, s.N, ps.N))
@@ -238,7 +238,7 @@ func (p *Problem) splitKLauncher(prog *lab.Program, k *gpu.Kernel, cfg gpu.Confi
 			}
 		}
 		if ps.N != s.N {
-			if c, err = p.scratch(2, s.M*ps.N); err != nil {
+			if c, err = p.scratch(paddedC, s.M*ps.N); err != nil {
 				return nil, err
 			}
 			after = append(after, copyTo(c, p.Cd, s.M, s.N, ps.N, s.N))
@@ -257,17 +257,16 @@ func (p *Problem) splitKLauncher(prog *lab.Program, k *gpu.Kernel, cfg gpu.Confi
 			return nil, err
 		}
 		outputs := s.M * s.N
-		w, err := p.scratch(3, n*outputs)
+		w, err := p.scratch(sliceSums, n*outputs)
 		if err != nil {
 			return nil, err
 		}
 		sc := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, outputs, SplitBlock, SplitWaves)), Block: gpu.D1(SplitBlock)}
-		out := c
 		product = func() error {
 			if err := k.Launch(cfg, append([]any{a, b, w}, dims...)...); err != nil {
 				return err
 			}
-			return sum.Launch(sc, w, out, int64(outputs), int32(n))
+			return sum.Launch(sc, w, c, int64(outputs), int32(n))
 		}
 	}
 	steps := append(append(before, product), after...)
@@ -295,9 +294,17 @@ func Padded(s Shape) bool {
 
 func roundUp4(n int) int { return (n + 3) / 4 * 4 }
 
-// scratch is the problem's work buffer i (0: padded A, 1: padded B, 2: padded C, 3: split-K
-// slices) of n floats, allocated and NaN-poisoned on first use (again when n changes), with an
-// error naming the need when the device has no room for it.
+// The any-shape step's work buffers (Problem.scratch).
+const (
+	paddedA = iota
+	paddedB
+	paddedC
+	sliceSums
+)
+
+// scratch is the problem's work buffer i (paddedA, paddedB, paddedC or sliceSums) of n floats,
+// allocated and NaN-poisoned on first use (again when n changes), with an error naming the need
+// when the device has no room for it.
 func (p *Problem) scratch(i, n int) (*gpu.Buffer[float32], error) {
 	if b := p.work[i]; b != nil && b.Len() == n {
 		return b, nil

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
-	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	kv "github.com/cudalessons/cudalessons/kernels/vecadd"
 	"github.com/cudalessons/cudalessons/results"
@@ -15,18 +15,11 @@ import (
 // Every profile runs the three steps, each source builds for sm_75, and the tables and figures
 // cope with a refused step (one refused by hand: no profile refuses any).
 func TestStepsOnProfiles(t *testing.T) {
-	for _, key := range []string{"t4", "a100-80", "a10", "rtx3090", "l4", "rtx4090", "h100-sxm"} {
-		p, err := gpu.LookupProfile(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ref := Lesson.RefusedOn(p.Device()); len(ref) != 0 {
-			t.Errorf("%s refuses %v", key, ref)
-		}
-		if n := len(Lesson.StepsOn(p.Device())); n != len(Steps) {
-			t.Errorf("%s: %d checks", key, n)
-		}
+	var names []string
+	for _, s := range Steps {
+		names = append(names, s.Name)
 	}
+	labtest.EveryStepRuns(t, Lesson, names)
 	if _, err := compile.Version(); err == nil {
 		for _, s := range Steps {
 			src, _ := kv.Source(s.File)
