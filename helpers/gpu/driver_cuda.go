@@ -8,6 +8,18 @@ package gpu
 static CUresult setMaxDynShared(CUfunction f, int bytes) {
 	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
 }
+static CUresult allowLargeClusters(CUfunction f) {
+	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+}
+// maxActiveClusters asks how many clusters of a kernel compiled with __cluster_dims__ can run at
+// once with grid blocks of block threads and smem bytes of dynamic shared memory.
+static CUresult maxActiveClusters(CUfunction f, unsigned grid, unsigned block, unsigned smem, int *n) {
+	CUlaunchConfig cfg = {0};
+	cfg.gridDimX = grid; cfg.gridDimY = 1; cfg.gridDimZ = 1;
+	cfg.blockDimX = block; cfg.blockDimY = 1; cfg.blockDimZ = 1;
+	cfg.sharedMemBytes = smem;
+	return cuOccupancyMaxActiveClusters(n, f, &cfg);
+}
 */
 import "C"
 
@@ -210,6 +222,29 @@ func (d *driver) setMaxDynamicShared(f function, bytes int) error {
 		}
 		return nil
 	})
+}
+
+func (d *driver) allowLargeClusters(f function) error {
+	return d.do(func() error {
+		cf := *(*C.CUfunction)(unsafe.Pointer(&f))
+		if r := C.allowLargeClusters(cf); r != C.CUDA_SUCCESS {
+			return fmt.Errorf("cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED): CUresult %d", int(r))
+		}
+		return nil
+	})
+}
+
+func (d *driver) maxActiveClusters(f function, grid, block, smem int) (n int, err error) {
+	err = d.do(func() error {
+		cf := *(*C.CUfunction)(unsafe.Pointer(&f))
+		var c C.int
+		if r := C.maxActiveClusters(cf, C.uint(grid), C.uint(block), C.uint(smem), &c); r != C.CUDA_SUCCESS {
+			return fmt.Errorf("cuOccupancyMaxActiveClusters: CUresult %d", int(r))
+		}
+		n = int(c)
+		return nil
+	})
+	return
 }
 
 func (d *driver) launch(f function, cfg Config, words []uint64) error {

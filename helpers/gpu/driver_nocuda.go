@@ -38,10 +38,14 @@ func (*driver) attrs(function) (KernelAttrs, error)       { return KernelAttrs{}
 func (*driver) occupancy(function, int, int) (int, error) { return 0, errNoDriver }
 func (*driver) setMaxDynamicShared(function, int) error   { return errNoDriver }
 func (*driver) launch(function, Config, []uint64) error   { return errNoDriver }
-func (*driver) newEvent() (event, error)                  { return event{}, errNoDriver }
-func (*driver) record(event) error                        { return errNoDriver }
-func (*driver) destroyEvent(event) error                  { return errNoDriver }
-func (*driver) elapsed(event, event) (float64, error)     { return 0, errNoDriver }
+func (*driver) allowLargeClusters(function) error         { return errNoDriver }
+func (*driver) maxActiveClusters(function, int, int, int) (int, error) {
+	return 0, errNoDriver
+}
+func (*driver) newEvent() (event, error)              { return event{}, errNoDriver }
+func (*driver) record(event) error                    { return errNoDriver }
+func (*driver) destroyEvent(event) error              { return errNoDriver }
+func (*driver) elapsed(event, event) (float64, error) { return 0, errNoDriver }
 
 // HeaderVersion is empty in the nocuda build, which does not include cuda.h.
 func HeaderVersion() string { return "" }

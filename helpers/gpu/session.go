@@ -183,6 +183,29 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 	return nil
 }
 
+// AllowLargeClusters lets the kernel launch in thread block clusters above the portable size of
+// 8 blocks (16 on an H100 or H200), which the driver refuses unless asked first.
+func (k *Kernel) AllowLargeClusters() error {
+	if err := k.s.drv.allowLargeClusters(k.fn); err != nil {
+		return fmt.Errorf("kernel %s: allowing clusters over 8 blocks: %w", k.Name, err)
+	}
+	return nil
+}
+
+// MaxActiveClusters asks the driver how many clusters of the kernel (compiled with
+// __cluster_dims__) fit on the GPU at once, for blocks of blockThreads threads and dynShared bytes
+// of dynamic shared memory; 0 means the cluster cannot launch at all.
+func (k *Kernel) MaxActiveClusters(grid, blockThreads, dynShared int) (int, error) {
+	if err := k.optIn(dynShared); err != nil {
+		return 0, err
+	}
+	n, err := k.s.drv.maxActiveClusters(k.fn, grid, blockThreads, dynShared)
+	if err != nil {
+		return 0, fmt.Errorf("kernel %s: clusters for block %d: %w", k.Name, blockThreads, err)
+	}
+	return n, nil
+}
+
 // optIn raises the kernel's dynamic shared memory limit above the 48 KiB default when bytes needs it.
 func (k *Kernel) optIn(bytes int) error {
 	if bytes <= 48*1024 || bytes <= k.optin {

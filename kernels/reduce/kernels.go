@@ -3,7 +3,11 @@
 // what changed, why it is faster, its launch shape and its limits.
 //
 //   - softmax over rows: s1_naive.cu, s2_block_tree.cu, s3_warp_float4.cu, s4_online.cu,
-//     s5_cluster.cu (read once, Hopper clusters), s6_warp_row.cu (short rows), s7_half.cu
+//     s5_cluster.cu (read once, Hopper clusters), s6_warp_row.cu (short rows), s7_half.cu,
+//     s8_cluster_any.cu (any length, read once: 16-block clusters, shared memory, heads and tails),
+//     s8b_cluster_stream.cu (long rows streamed twice, the second read from L2),
+//     s9_split_row.cu (rows over many blocks, two launches: no clusters needed), and the softmax
+//     op's backward s10_backward.cu
 //   - layer norm: l1_block_per_sample.cu, l2_partial_sums.cu, l3_welford.cu, l4_fused.cu,
 //     l5_row_on_chip.cu (short samples: read once), l6_grid_resident.cu (long samples held by all
 //     SMs at once: read once), l7_backward.cu

@@ -91,8 +91,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_ex2(const float *_
 // exerciseStep is the launch every exercise kernel gets: a block of 256 threads per row.
 func exerciseStep(kernel string) SoftmaxStep {
 	return SoftmaxStep{Name: kernel, File: kernel + ".cu", DTypes: []DType{F32},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			return SoftmaxLaunch{Kernel: kernel, Grid: rows, Block: 256, Vec: -1}, nil
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			return SoftmaxLaunch{Kernel: kernel, Grid: in.Rows, Block: 256, Vec: -1}, nil
 		}}
 }
 

@@ -12,14 +12,14 @@ import (
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
 
-// The cluster step needs 9.0 (every GPU before the H100 refuses it, the online step running
-// instead); the grid-resident step needs 8.0 and, at the article's 4M-float samples, the shared
+// The cluster steps need 9.0 (every GPU before the H100 refuses them, the online step running
+// instead of step 5 and the split-row step instead of step 8); the grid-resident step needs 8.0 and, at the article's 4M-float samples, the shared
 // memory of enough SMs: the A100's 108 x 163 KiB hold one, the 8.6 and 8.9 GPUs' 99 KiB SMs do not.
 func TestStepsOnProfiles(t *testing.T) {
-	cluster, grid := SoftmaxSteps[4].Name, LNSteps[5].Name
+	cluster, anyLen, stream, grid := SoftmaxSteps[4].Name, SoftmaxSteps[7].Name, SoftmaxSteps[8].Name, LNSteps[5].Name
 	want := map[string][]string{
-		"t4": {cluster, grid}, "a100-80": {cluster}, "a10": {cluster, grid}, "rtx3090": {cluster, grid},
-		"l4": {cluster, grid}, "rtx4090": {cluster, grid}, "h100-sxm": nil,
+		"t4": {cluster, anyLen, stream, grid}, "a100-80": {cluster, anyLen, stream}, "a10": {cluster, anyLen, stream, grid}, "rtx3090": {cluster, anyLen, stream, grid},
+		"l4": {cluster, anyLen, stream, grid}, "rtx4090": {cluster, anyLen, stream, grid}, "h100-sxm": nil,
 	}
 	why := map[string]string{"t4": "compute capability 8.0", "a10": "SMs", "rtx3090": "SMs", "l4": "SMs", "rtx4090": "SMs"}
 	for _, key := range labtest.Profiles {
@@ -39,6 +39,10 @@ func TestStepsOnProfiles(t *testing.T) {
 			switch c.Step {
 			case cluster:
 				if !strings.Contains(c.Refused, "compute capability 9.0") || c.Instead != SoftmaxSteps[3].Name {
+					t.Errorf("%s: %s refused as %q, instead %q", key, c.Step, c.Refused, c.Instead)
+				}
+			case anyLen, stream:
+				if !strings.Contains(c.Refused, "compute capability 9.0") || c.Instead != SoftmaxSteps[9].Name {
 					t.Errorf("%s: %s refused as %q, instead %q", key, c.Step, c.Refused, c.Instead)
 				}
 			case grid:
@@ -102,8 +106,10 @@ func TestDeclaredNeeds(t *testing.T) {
 		at, below string
 		defines   []string
 	}{
-		"s5_cluster.cu":       {90, "sm_90", "sm_89", []string{"CLUSTER=2", "VECS=8"}},
-		"l6_grid_resident.cu": {80, "sm_80", "sm_75", nil},
+		"s5_cluster.cu":         {90, "sm_90", "sm_89", []string{"CLUSTER=2", "VECS=8"}},
+		"s8_cluster_any.cu":     {90, "sm_90", "sm_89", []string{"CLUSTER=16", "VECS=8", "SVECS=4"}},
+		"s8b_cluster_stream.cu": {90, "sm_90", "sm_89", []string{"CLUSTER=8"}},
+		"l6_grid_resident.cu":   {80, "sm_80", "sm_75", nil},
 	}
 	for _, f := range kr.Files() {
 		src, err := kr.Source(f)

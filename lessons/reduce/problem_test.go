@@ -61,11 +61,19 @@ func TestZerosPassKernelBenchButNotOurs(t *testing.T) {
 
 func refused(err error) bool { return IsRefusal(err) }
 
+// testH100 is the H100's profile as the plans see it.
+var testH100 = gpu.DeviceInfo{Name: "H100 (test profile)", Major: 9, SMs: 132, MaxSharedPerBlock: 48 << 10, MaxSharedPerBlockOptin: 227 << 10, L2Bytes: 50 << 20}
+
+// softmaxIn is a plan's input on testH100; aligned x and y are also at the same offset.
+func softmaxIn(d DType, rows, cols int, aligned bool) SoftmaxInput {
+	return SoftmaxInput{DType: d, Rows: rows, Cols: cols, Aligned: aligned, SameOffset: aligned, Device: testH100}
+}
+
 func TestSoftmaxPlansRefuseBeforeLaunch(t *testing.T) {
 	for _, s := range SoftmaxSteps {
 		d := s.DTypes[0]
 		for _, c := range [][2]int{{0, 5}, {5, 0}, {-1, 3}} {
-			if _, err := PlanSoftmax(s, d, c[0], c[1], true); !refused(err) {
+			if _, err := PlanSoftmax(s, softmaxIn(d, c[0], c[1], true)); !refused(err) {
 				t.Errorf("%s %v: %v", s.Name, c, err)
 			}
 		}
@@ -82,19 +90,19 @@ func TestSoftmaxPlansRefuseBeforeLaunch(t *testing.T) {
 		{s6, 1025, true, "limit of 1024"},
 		{SoftmaxSteps[0], 65540, true, "limit of 65536"},
 	} {
-		_, err := PlanSoftmax(c.s, F32, 3, c.cols, c.aligned)
+		_, err := PlanSoftmax(c.s, softmaxIn(F32, 3, c.cols, c.aligned))
 		if !refused(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s cols %d aligned %v: %v, want a refusal naming %q", c.s.Name, c.cols, c.aligned, err, c.want)
 		}
 	}
-	if _, err := PlanSoftmax(SoftmaxSteps[6], F32, 3, 8, true); !refused(err) {
+	if _, err := PlanSoftmax(SoftmaxSteps[6], softmaxIn(F32, 3, 8, true)); !refused(err) {
 		t.Errorf("step 7 took float32: %v", err)
 	}
 	// The general steps take what the vector steps refuse, with a note.
-	if l, err := PlanSoftmax(SoftmaxSteps[3], F32, 3, 4099, false); err != nil || l.Vec != 0 {
+	if l, err := PlanSoftmax(SoftmaxSteps[3], softmaxIn(F32, 3, 4099, false)); err != nil || l.Vec != 0 {
 		t.Errorf("step 4 on cols 4099 misaligned: %+v %v", l, err)
 	}
-	if l, err := PlanSoftmax(s6, F32, 3, 37, true); err != nil || l.Kernel != "softmax_warp_row1" {
+	if l, err := PlanSoftmax(s6, softmaxIn(F32, 3, 37, true)); err != nil || l.Kernel != "softmax_warp_row1" {
 		t.Errorf("step 6 on cols 37: %+v %v", l, err)
 	}
 }
@@ -241,8 +249,20 @@ func TestTargetsFromARun(t *testing.T) {
 	add(CaseLN, "4 fused normalise + affine", "kernel", 0.3, 80, true)
 	add(CaseLN, Compiled, "baseline", 0.284, 80, false)
 	add(CaseLN, Eager, "baseline", 8, 3, false)
+	for _, c := range []struct {
+		v    string
+		size int64
+		pct  float64
+	}{{"6 warp per row", 1024, 97}, {"8 any length, read once", 1024, 60}, {"8 any length, read once", 393216, 70}, {"9 split row, two passes", 393216, 66}} {
+		run.Add(record.Record{Case: CaseSoftmaxSweep, Variant: c.v, Kind: "kernel", Size: c.size, MedianMS: 1, PctBW: c.pct, Correct: true})
+	}
+	add(CaseLongRows, "8 any length, read once", "kernel", 5.5, 70, true)
+	add(CaseLongRows, Compiled, "baseline", 6.8, 60, false)
 	tg := Targets(run)
-	want := []bool{true, true, false, true}
+	want := []bool{true, true, false, false, false, true}
+	if !strings.Contains(tg[2].Figure, "393216 floats per row, 8 any length, read once at 70") {
+		t.Errorf("the sweep's worst length: %q", tg[2].Figure)
+	}
 	for i, w := range want {
 		if !tg[i].Known || tg[i].Met != w {
 			t.Errorf("target %q: %+v, want met=%v", tg[i].Goal, tg[i], w)
@@ -322,7 +342,7 @@ func TestZerosFailUnderAFloor(t *testing.T) {
 func TestZeroLengthRowsRefused(t *testing.T) {
 	for _, s := range SoftmaxSteps {
 		for _, d := range s.DTypes {
-			_, err := PlanSoftmax(s, d, 3, 0, true)
+			_, err := PlanSoftmax(s, softmaxIn(d, 3, 0, true))
 			if !refused(err) || !strings.Contains(err.Error(), "cols = 0: a row of length zero has no softmax") {
 				t.Errorf("softmax %s %s on cols = 0: %v", s.Name, d, err)
 			}

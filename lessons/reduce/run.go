@@ -27,6 +27,7 @@ const (
 	CaseSoftmax16    = "softmax 16-bit"
 	CaseShortRows    = "softmax short rows"
 	CaseSoftmaxSweep = "softmax sweep"
+	CaseLongRows     = "softmax long rows"
 	CaseZeros        = "zeros check"
 	CaseLN           = "layernorm"
 	CaseLNBackward   = "layernorm backward"
@@ -41,13 +42,22 @@ const SoftmaxTotal = SoftmaxRows * SoftmaxCols
 // ShortRows is the short-row case: 65536 rows of 128.
 var ShortRows = [2]int{65536, 128}
 
-// SoftmaxSweep are the row lengths of the sweep at SoftmaxTotal elements.
+// SoftmaxSweep are the row lengths of the sweep at about SoftmaxTotal elements (rows =
+// SoftmaxTotal / cols, rounded down): powers of two from 1024 to 1,048,576, KernelBench's 393216,
+// and lengths off every multiple of 4 (GPT-2's vocabulary of 50257, a million and three).
 func SoftmaxSweep(quick bool) []int {
 	if quick {
-		return []int{1024, 65536, 262144}
+		return []int{1024, 65536, 262144, 393216, 1048576}
 	}
-	return []int{1024, 4096, 16384, 65536, 262144}
+	return []int{1024, 4096, 16384, 50257, 65536, 262144, 393216, 1000003, 1048576}
 }
+
+// LongRows is KernelBench's softmax problem (level 1, problem 23, as its repository has it today):
+// 4096 rows of 393216 floats, 6.4 GB in and 6.4 GB out.
+var LongRows = [2]int{4096, 393216}
+
+// longRowSteps are the steps of the long-row case: the ones that take any length.
+var longRowSteps = []int{4, 8, 9, 10}
 
 // LNShortStable is the (N, M) of step 5's stability run (mean 1000, std 0.1): step 5 holds a
 // sample on chip, so it does not take the article's shape.
@@ -78,13 +88,17 @@ func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 		case 6:
 			dt = F16
 		}
-		plan, _ := PlanSoftmax(s, dt, rows, cols, true)
+		in := SoftmaxInput{DType: dt, Rows: rows, Cols: cols, Aligned: true, SameOffset: true, Device: d}
+		plan, _ := PlanSoftmax(s, in)
 		c := lab.CheckStep(kr.Kernels, s.Name, s.File, plan.Defines, d, func() error {
-			_, err := PlanSoftmax(s, dt, rows, cols, true)
+			_, err := PlanSoftmax(s, in)
 			return err
 		})
 		if !c.Runs() && c.Instead == "" && i == 4 {
 			c.Instead = SoftmaxSteps[3].Name // the online step: x read twice, any row length
+		}
+		if !c.Runs() && c.Instead == "" && (i == 7 || i == 8) {
+			c.Instead = SoftmaxSteps[9].Name // the split row: x read twice, no clusters needed
 		}
 		out = append(out, c)
 	}
@@ -151,8 +165,10 @@ func LNSweep(quick bool) []int {
 	return []int{1024, 4096, 16384, 1 << 18, 1 << 22}
 }
 
-// sweepSteps are the softmax steps of the sweep (step 6 only where it applies).
-var sweepSteps = []int{2, 3, 4, 5}
+// sweepSteps are the softmax steps of the sweep, by their place in SoftmaxSteps (1-based: 9 is
+// step 8b, 10 is step 9); step 6 only where it applies, and a step that refuses a length (3 and 5
+// need multiples of 4 and step 5 rows it can hold) is skipped there.
+var sweepSteps = []int{2, 3, 4, 5, 8, 9, 10}
 
 // Run measures the whole lesson.
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
@@ -207,7 +223,13 @@ func stepByNumber(n int) SoftmaxStep { return SoftmaxSteps[n-1] }
 
 func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 	sweep := SoftmaxSweep(quick)
-	prog := show.NewProgress("lesson 04: softmax", 5+len(sweep)*(len(sweepSteps)+1)+5+2+1)
+	f32 := 0
+	for _, s := range SoftmaxSteps {
+		if slices.Contains(s.DTypes, F32) && s.Name != SoftmaxSteps[5].Name {
+			f32++
+		}
+	}
+	prog := show.NewProgress("lesson 04: softmax", f32+len(sweep)*(len(sweepSteps)+1)+len(longRowSteps)+5+2+1)
 	defer prog.Done()
 	run.Add(env.CopyRecord(CaseSoftmax))
 	zerosRecords(run)
@@ -218,7 +240,10 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 		return err
 	}
 	defer p.Free()
-	for _, s := range SoftmaxSteps[:5] {
+	for _, s := range SoftmaxSteps {
+		if !slices.Contains(s.DTypes, F32) || s.Name == SoftmaxSteps[5].Name {
+			continue // step 6 runs at the short rows, step 7 in 16 bits
+		}
 		if skip(s) {
 			prog.Step(s.Name + ": refused on this GPU")
 			continue
@@ -229,7 +254,7 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 		}
 		run.Add(rec)
 		if _, plan, pr, err := p.Launcher(s, ""); err == nil {
-			run.Kernels = append(run.Kernels, pr.Report(plan.Kernel, plan.Block, 0))
+			run.Kernels = append(run.Kernels, pr.Report(plan.Kernel, plan.Block, plan.Shared))
 		}
 		prog.Step(s.Name)
 	}
@@ -238,24 +263,14 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 		if err != nil {
 			return err
 		}
-		steps := append([]int{}, sweepSteps...)
-		if cols <= WarpRowMaxCols {
-			steps = append(steps, 6)
-		}
-		for _, n := range steps {
-			if skip(stepByNumber(n)) {
-				prog.Step(stepByNumber(n).Name + ": refused on this GPU")
-				continue
-			}
-			rec, err := q.Measure(CaseSoftmaxSweep, stepByNumber(n), "", "")
-			if err != nil {
-				return err
-			}
-			run.Add(rec)
-			prog.Step(fmt.Sprintf("%s cols=%d", stepByNumber(n).Name, cols))
+		if err := measureSweep(q, run, prog, skip); err != nil {
+			return err
 		}
 	}
 	p.Free()
+	if err := measureLongRows(env, run, prog, skip); err != nil {
+		return err
+	}
 	short, err := NewSoftmaxProblem(env, F32, ShortRows[0], ShortRows[1], 3, 0)
 	if err != nil {
 		return err
@@ -301,7 +316,8 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 		prog.Step("step 7 " + string(d))
 	}
 	cases := []SoftmaxCase{{CaseSoftmax, SoftmaxRows, SoftmaxCols, F32, true}, {CaseSoftmax16, SoftmaxRows, SoftmaxCols, F16, true},
-		{CaseSoftmax16, SoftmaxRows, SoftmaxCols, BF16, true}, {CaseShortRows, ShortRows[0], ShortRows[1], F32, true}}
+		{CaseSoftmax16, SoftmaxRows, SoftmaxCols, BF16, true}, {CaseShortRows, ShortRows[0], ShortRows[1], F32, true},
+		{CaseLongRows, LongRows[0], LongRows[1], F32, true}}
 	for _, cols := range sweep {
 		// torch.compile only at the article's row length (a compilation per shape); eager everywhere.
 		cases = append(cases, SoftmaxCase{CaseSoftmaxSweep, SoftmaxTotal / cols, cols, F32, cols == SoftmaxCols})
@@ -309,6 +325,53 @@ func runSoftmax(env *lab.Env, run *record.Run, quick bool) error {
 	TorchBaselines(env, run, cases, nil) // without PyTorch: an "unavailable" record, shown in the tables
 	prog.Step("PyTorch")
 	addRefused(run, env.Device(), softmaxNames())
+	return nil
+}
+
+// measureSweep measures the sweep's steps on one row length: step 6 only up to its limit, and a
+// step whose plan refuses the length (or that this GPU refuses) is left out.
+func measureSweep(q *SoftmaxProblem, run *record.Run, prog *show.Progress, skip func(SoftmaxStep) bool) error {
+	defer q.Free() // a view: frees only the scratch of step 9
+	steps := append([]int{}, sweepSteps...)
+	if q.Cols <= WarpRowMaxCols {
+		steps = append(steps, 6)
+	}
+	for _, n := range steps {
+		s := stepByNumber(n)
+		if _, err := q.Plan(s); skip(s) || err != nil {
+			prog.Step(fmt.Sprintf("%s cols=%d: refused", s.Name, q.Cols))
+			continue
+		}
+		rec, err := q.Measure(CaseSoftmaxSweep, s, "", "")
+		if err != nil {
+			return err
+		}
+		run.Add(rec)
+		prog.Step(fmt.Sprintf("%s cols=%d", s.Name, q.Cols))
+	}
+	return nil
+}
+
+// measureLongRows measures the steps that take any length on KernelBench's 4096 x 393216.
+func measureLongRows(env *lab.Env, run *record.Run, prog *show.Progress, skip func(SoftmaxStep) bool) error {
+	p, err := NewSoftmaxProblem(env, F32, LongRows[0], LongRows[1], 23, 0)
+	if err != nil {
+		return fmt.Errorf("softmax long rows: %w", err)
+	}
+	defer p.Free()
+	for _, n := range longRowSteps {
+		s := stepByNumber(n)
+		if _, err := p.Plan(s); skip(s) || err != nil {
+			prog.Step(s.Name + " long rows: refused")
+			continue
+		}
+		rec, err := p.Measure(CaseLongRows, s, "", "")
+		if err != nil {
+			return err
+		}
+		run.Add(rec)
+		prog.Step(s.Name + " long rows")
+	}
 	return nil
 }
 

@@ -34,6 +34,10 @@ import (
 //     a finite-difference gradient check through it;
 //   - both exercises' solutions through the exercises' launch (their own checks also run the
 //     article's shape and time it), and exercise 2's starter, whose wrong merge the check must fail;
+//   - softmax steps 8, 8b and 9 on long rows, rows off multiples of 4, views off 16 bytes and x
+//     and y at different offsets (their single-float paths), step 8 at 1, 8 (persistent) and 16
+//     blocks per cluster (with part of the row in shared memory), and the softmax op forward and
+//     backward on each path of its dispatch, with a finite-difference gradient check;
 //   - util.cu's counters of non-finite values, on a poisoned output (all) and a checked one (none).
 //
 // The article's shapes, the timings and the notebook's Try cells (they time at the article's
@@ -47,6 +51,36 @@ func TestSanitize(t *testing.T) {
 	}
 	for i, sh := range [][3]int{{2, 32772, 0}, {1, 65540, 0}, {1, 131076, 0}} {
 		ran = append(ran, softmaxStepsOn(t, env, sh, uint64(110+i), SoftmaxSteps[4:5])...)
+	}
+	// Steps 8, 8b and 9 on long and odd rows: step 8's persistent 8-block clusters walking more
+	// rows than fit at once, its 16-block clusters with shared memory (a view off 16 bytes), step
+	// 8b's row loop (more rows than clusters), and all three at different offsets of x and y.
+	for i, c := range []struct {
+		sh    [3]int
+		steps []SoftmaxStep
+	}{{[3]int{20, 131077, 0}, SoftmaxSteps[7:8]}, {[3]int{2, 1000003, 1}, SoftmaxSteps[7:8]}, {[3]int{40, 4099, 1}, SoftmaxSteps[8:10]}} {
+		ran = append(ran, softmaxStepsOn(t, env, c.sh, uint64(115+i), c.steps)...)
+	}
+	for i, s := range SoftmaxSteps[7:10] {
+		res, plan, err := unequalOffsets(env, s, 3, 4099, uint64(118+i))
+		if err != nil || !res.OK {
+			t.Errorf("%s at unequal offsets: %v %v", s.Name, err, res.Err())
+		}
+		ran = append(ran, softmaxVariant(plan))
+	}
+	// The softmax op on each path of its dispatch, forward and backward (s10_backward.cu), and a
+	// finite-difference gradient check through it.
+	for i, c := range []struct {
+		shape  []int
+		offset int
+	}{{[]int{3, 1001}, 1}, {[]int{2, 4099}, 0}, {[]int{1, 1500001}, 0}, {[]int{0, 5}, 0}} {
+		r, err := SoftmaxOpCheck(env, c.shape, c.offset, uint64(160+i))
+		if err != nil || !r.OK() {
+			t.Errorf("softmax op %v: %v %v", c.shape, err, r)
+		}
+	}
+	if res, _, err := SoftmaxGradCheckGPU(env, []int{2, 37}, 165, 0); err != nil || !res.OK {
+		t.Errorf("softmax op gradcheck: %v %v", err, res.Err())
 	}
 
 	onChip := OnChipMax(env.Session.Device)
@@ -173,6 +207,11 @@ func sanitizeVariants() []string {
 	for c := 1; c <= MaxCluster; c *= 2 {
 		want = append(want, sm("softmax_cluster", -1, fmt.Sprintf("CLUSTER=%d", c), fmt.Sprintf("VECS=%d", ClusterVecs)))
 	}
+	for _, def := range [][]string{{"CLUSTER=1", "VECS=8", "SVECS=0"}, {"CLUSTER=8", "VECS=8", "SVECS=0"}, {"CLUSTER=16", "VECS=8", "SVECS=8"}} {
+		want = append(want, sm("softmax_cluster_any", 1, def...))
+	}
+	want = append(want, sm("softmax_cluster_any", 0, "CLUSTER=1", "VECS=8", "SVECS=0"), sm("softmax_cluster_stream", 1, "CLUSTER=8"),
+		sm("softmax_cluster_stream", 0, "CLUSTER=8"), sm("softmax_split_stats", 1), sm("softmax_split_stats", 0))
 	for _, x := range Exercises {
 		want = append(want, sm(x.Kernel, -1))
 	}

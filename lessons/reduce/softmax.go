@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
@@ -16,13 +17,38 @@ import (
 )
 
 // SoftmaxLaunch is how a softmax step runs on a shape: the kernel, its launch, its compile-time
-// defines, the vec argument (-1: the kernel takes none), and why.
+// defines, the vec argument (-1: the kernel takes none), and why. Steps 8 and 9 add dynamic shared
+// memory, clusters over 8 blocks, and a second kernel on the same grid.
 type SoftmaxLaunch struct {
 	Kernel      string
 	Grid, Block int
 	Defines     []string
 	Vec         int32
 	Note        string
+	// Shared is the dynamic shared memory of each block, in bytes.
+	Shared int
+	// LargeCluster says the kernel runs in clusters over the portable 8 blocks: the driver must be
+	// asked to allow them first.
+	LargeCluster bool
+	// Cluster is the blocks per cluster (0: no clusters). Persistent: the grid is cut down at
+	// launch to the clusters that fit on the GPU at once, which walk the rows.
+	Cluster    int
+	Persistent bool
+	// Second is the kernel of a second launch on the same grid (step 9's write pass), "" if none;
+	// Chunks and Chunk4 are step 9's chunks per row and float4s per chunk.
+	Second         string
+	Chunks, Chunk4 int
+}
+
+// SoftmaxInput is what a step's plan looks at: the dtype and shape, the alignment of x and y, and
+// the GPU (its shared memory, SMs and clusters).
+type SoftmaxInput struct {
+	DType      DType
+	Rows, Cols int
+	// Aligned: x and y both start on a 16-byte boundary. SameOffset: they are the same distance from
+	// one (steps 8 and 9 then move float4s after a scalar head of each row).
+	Aligned, SameOffset bool
+	Device              gpu.DeviceInfo
 }
 
 // SoftmaxStep is one rung of the softmax ladder.
@@ -31,9 +57,9 @@ type SoftmaxStep struct {
 	File   string
 	Idea   string
 	DTypes []DType
-	// Plan picks the launch for rows x cols of dtype d, aligned says whether x and y are 16-byte
-	// aligned; it refuses what the step cannot take, naming the limit, before any launch.
-	Plan func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error)
+	// Plan picks the launch for an input; it refuses what the step cannot take, naming the limit,
+	// before any launch.
+	Plan func(in SoftmaxInput) (SoftmaxLaunch, error)
 }
 
 // NaiveMaxCols is the longest row of the naive step: one thread sums it in sequence, and past this
@@ -46,33 +72,37 @@ const ClusterVecs = 8
 // MaxCluster is the largest cluster the cluster step uses (the portable limit of the hardware).
 const MaxCluster = 8
 
+// MaxLargeCluster is the largest cluster of step 8: 16 blocks, the non-portable limit of
+// compute capability 9.0 (the H100 and H200).
+const MaxLargeCluster = 16
+
 // WarpRowMaxCols is the longest row of the warp-per-row step (32 floats per lane).
 const WarpRowMaxCols = 1024
 
 // SoftmaxSteps are the softmax steps, in order.
 var SoftmaxSteps = []SoftmaxStep{
 	{Name: "1 naive", File: "s1_naive.cu", Idea: "a thread per row, three passes", DTypes: []DType{F32},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			if cols > NaiveMaxCols {
-				return SoftmaxLaunch{}, fmt.Errorf("softmax step 1 adds a row in sequence in one thread: cols = %d is over its limit of %d (float32 rounding of a longer sequential sum passes the 1e-5 bound); step 2 adds in a tree", cols, NaiveMaxCols)
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			if in.Cols > NaiveMaxCols {
+				return SoftmaxLaunch{}, fmt.Errorf("softmax step 1 adds a row in sequence in one thread: cols = %d is over its limit of %d (float32 rounding of a longer sequential sum passes the 1e-5 bound); step 2 adds in a tree", in.Cols, NaiveMaxCols)
 			}
-			return SoftmaxLaunch{Kernel: "softmax_naive", Grid: gpu.CeilDiv(rows, 128), Block: 128, Vec: -1}, nil
+			return SoftmaxLaunch{Kernel: "softmax_naive", Grid: gpu.CeilDiv(in.Rows, 128), Block: 128, Vec: -1}, nil
 		}},
 	{Name: "2 block tree", File: "s2_block_tree.cu", Idea: "a block per row, shared-memory tree reductions", DTypes: []DType{F32},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			return SoftmaxLaunch{Kernel: "softmax_block_tree", Grid: rows, Block: 256, Vec: -1}, nil
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			return SoftmaxLaunch{Kernel: "softmax_block_tree", Grid: in.Rows, Block: 256, Vec: -1}, nil
 		}},
 	{Name: "3 warp shuffles + float4", File: "s3_warp_float4.cu", Idea: "shuffle reductions, 16-byte loads (the article's shape)", DTypes: []DType{F32},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			if cols%4 != 0 || !aligned {
-				return SoftmaxLaunch{}, fmt.Errorf("softmax step 3 loads float4s: it needs cols %% 4 == 0 (cols = %d) and 16-byte aligned x and y (aligned: %v); step 4 takes any shape", cols, aligned)
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			if in.Cols%4 != 0 || !in.Aligned {
+				return SoftmaxLaunch{}, fmt.Errorf("softmax step 3 loads float4s: it needs cols %% 4 == 0 (cols = %d) and 16-byte aligned x and y (aligned: %v); step 4 takes any shape", in.Cols, in.Aligned)
 			}
-			return SoftmaxLaunch{Kernel: "softmax_warp_float4", Grid: rows, Block: 256, Vec: -1}, nil
+			return SoftmaxLaunch{Kernel: "softmax_warp_float4", Grid: in.Rows, Block: 256, Vec: -1}, nil
 		}},
 	{Name: "4 online", File: "s4_online.cu", Idea: "one pass for max and sum, one to write", DTypes: []DType{F32},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			l := SoftmaxLaunch{Kernel: "softmax_online", Grid: rows, Block: 512}
-			if cols%4 == 0 && aligned {
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			l := SoftmaxLaunch{Kernel: "softmax_online", Grid: in.Rows, Block: 512}
+			if in.Cols%4 == 0 && in.Aligned {
 				l.Vec = 1
 			} else {
 				l.Note = "not float4-able (cols % 4 != 0 or misaligned): single floats"
@@ -80,31 +110,44 @@ var SoftmaxSteps = []SoftmaxStep{
 			return l, nil
 		}},
 	{Name: "5 cluster, read once", File: "s5_cluster.cu", Idea: "the row split across a thread block cluster, held in registers", DTypes: []DType{F32},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			return PlanCluster(rows, cols, aligned, ClusterVecs)
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			return PlanCluster(in.Rows, in.Cols, in.Aligned, ClusterVecs)
 		}},
 	{Name: "6 warp per row", File: "s6_warp_row.cu", Idea: "short rows: a warp per row, the row in registers", DTypes: []DType{F32},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			if cols > WarpRowMaxCols {
-				return SoftmaxLaunch{}, fmt.Errorf("softmax step 6 keeps a row in one warp's registers: cols = %d is over its limit of %d", cols, WarpRowMaxCols)
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			if in.Cols > WarpRowMaxCols {
+				return SoftmaxLaunch{}, fmt.Errorf("softmax step 6 keeps a row in one warp's registers: cols = %d is over its limit of %d", in.Cols, WarpRowMaxCols)
 			}
-			l := SoftmaxLaunch{Kernel: "softmax_warp_row4", Grid: gpu.CeilDiv(rows, 8), Block: 256, Vec: -1}
-			if cols%4 != 0 || !aligned {
+			l := SoftmaxLaunch{Kernel: "softmax_warp_row4", Grid: gpu.CeilDiv(in.Rows, 8), Block: 256, Vec: -1}
+			if in.Cols%4 != 0 || !in.Aligned {
 				l.Kernel, l.Note = "softmax_warp_row1", "not float4-able: single floats"
 			}
 			return l, nil
 		}},
 	{Name: "7 half / bfloat16", File: "s7_half.cu", Idea: "16-bit rows, float arithmetic", DTypes: []DType{F16, BF16},
-		Plan: func(d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-			l := SoftmaxLaunch{Kernel: "softmax_f16", Grid: rows, Block: 512}
-			if d == BF16 {
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			l := SoftmaxLaunch{Kernel: "softmax_f16", Grid: in.Rows, Block: 512}
+			if in.DType == BF16 {
 				l.Kernel = "softmax_bf16"
 			}
-			if cols%8 == 0 && aligned {
+			if in.Cols%8 == 0 && in.Aligned {
 				l.Vec = 1
 			} else {
 				l.Note = "not 16-byte-able (cols % 8 != 0 or misaligned): single elements"
 			}
+			return l, nil
+		}},
+	{Name: "8 any length, read once", File: "s8_cluster_any.cu", Idea: "clusters of up to 16 blocks, registers + shared memory, scalar heads and tails", DTypes: []DType{F32},
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			return PlanClusterAny(in, DefaultClusterPolicy)
+		}},
+	{Name: "8b streamed, L2 second read", File: "s8b_cluster_stream.cu", Idea: "persistent clusters stream long rows twice, the second read from L2, two rows in flight", DTypes: []DType{F32},
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			return PlanClusterStream(in, DefaultStreamPolicy), nil
+		}},
+	{Name: "9 split row, two passes", File: "s9_split_row.cu", Idea: "a row over many blocks, a second launch as the barrier (no clusters needed)", DTypes: []DType{F32},
+		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
+			l := PlanSplit(in, "softmax_split_stats", "softmax_split_write")
 			return l, nil
 		}},
 }
@@ -114,7 +157,7 @@ var SoftmaxSteps = []SoftmaxStep{
 // threads (a multiple of 32) that do.
 func PlanCluster(rows, cols int, aligned bool, vecs int) (SoftmaxLaunch, error) {
 	if cols%4 != 0 || !aligned {
-		return SoftmaxLaunch{}, fmt.Errorf("softmax step 5 holds float4s: it needs cols %% 4 == 0 (cols = %d) and 16-byte aligned x and y (aligned: %v); step 4 takes any shape", cols, aligned)
+		return SoftmaxLaunch{}, fmt.Errorf("softmax step 5 holds float4s: it needs cols %% 4 == 0 (cols = %d) and 16-byte aligned x and y (aligned: %v); step 8 takes any shape", cols, aligned)
 	}
 	maxThreads := 1024
 	if vecs > 8 {
@@ -123,13 +166,114 @@ func PlanCluster(rows, cols int, aligned bool, vecs int) (SoftmaxLaunch, error) 
 	for c := 1; c <= MaxCluster; c *= 2 {
 		if c*maxThreads*vecs*4 >= cols {
 			threads := gpu.CeilDiv(gpu.CeilDiv(cols, c*vecs*4), 32) * 32
-			return SoftmaxLaunch{Kernel: "softmax_cluster", Grid: rows * c, Block: threads, Vec: -1,
+			return SoftmaxLaunch{Kernel: "softmax_cluster", Grid: rows * c, Block: threads, Vec: -1, Cluster: c,
 				Defines: []string{fmt.Sprintf("CLUSTER=%d", c), fmt.Sprintf("VECS=%d", vecs)},
 				Note:    fmt.Sprintf("cluster of %d blocks of %d threads, %d floats per thread", c, threads, 4*vecs)}, nil
 		}
 	}
-	return SoftmaxLaunch{}, fmt.Errorf("softmax step 5 holds a row on chip: cols = %d is over its limit of %d (%d blocks of %d threads x %d floats); step 4 takes any length",
+	return SoftmaxLaunch{}, fmt.Errorf("softmax step 5 holds a row on chip: cols = %d is over its limit of %d (%d blocks of %d threads x %d floats); step 8 takes longer rows",
 		cols, MaxCluster*maxThreads*vecs*4, MaxCluster, maxThreads, 4*vecs)
+}
+
+// ClusterPolicy is how step 8 sizes its clusters: blocks of at most Threads threads holding Vecs
+// float4s each in registers; clusters grow (1, 2, 4, ... MaxCluster blocks) until they hold a row;
+// past that, each thread also parks float4s in shared memory.
+type ClusterPolicy struct {
+	Threads, Vecs, MaxCluster int
+}
+
+// PersistentCluster is the smallest cluster step 8 makes persistent.
+const PersistentCluster = 8
+
+// DefaultClusterPolicy is step 8's policy on the H100 (chosen by measurement: see the lesson).
+var DefaultClusterPolicy = ClusterPolicy{Threads: 1024, Vecs: ClusterVecs, MaxCluster: MaxLargeCluster}
+
+// stashLimit is the dynamic shared memory step 8 may ask of a block: the opt-in limit less the
+// kernel's static shared memory (a few hundred bytes) and a margin.
+func stashLimit(d gpu.DeviceInfo) int {
+	return max(d.MaxSharedPerBlockOptin, d.MaxSharedPerBlock) - 1024
+}
+
+// PlanClusterAny picks step 8's launch under policy pol: the smallest cluster whose blocks hold a
+// row in registers (as step 5, any length), else the largest cluster with the rest of the row in
+// shared memory. It refuses rows the largest cluster cannot hold, naming the limit.
+func PlanClusterAny(in SoftmaxInput, pol ClusterPolicy) (SoftmaxLaunch, error) {
+	n4 := gpu.CeilDiv(in.Cols, 4)
+	l := SoftmaxLaunch{Kernel: "softmax_cluster_any", Vec: 0}
+	if in.SameOffset {
+		l.Vec = 1
+	} else {
+		l.Note = "x and y at different offsets from 16 bytes: single floats; "
+	}
+	c, stash := 1, 0
+	for c < pol.MaxCluster && c*pol.Threads*pol.Vecs < n4 {
+		c *= 2
+	}
+	threads := pol.Threads
+	if c*pol.Threads*pol.Vecs >= n4 {
+		threads = gpu.CeilDiv(gpu.CeilDiv(n4, c*pol.Vecs), 32) * 32
+	} else {
+		stash = gpu.CeilDiv(n4, c*pol.Threads) - pol.Vecs
+		if limit := stashLimit(in.Device); stash*pol.Threads*16 > limit {
+			most := c * pol.Threads * (pol.Vecs + limit/(pol.Threads*16)) * 4
+			return SoftmaxLaunch{}, fmt.Errorf("softmax step 8 holds a row in a cluster: cols = %d is over its limit of %d on %s (%d blocks of %d threads, %d floats each in registers, the rest in %d bytes of shared memory per block); step 9 takes any length",
+				in.Cols, most, in.Device.Name, c, pol.Threads, 4*pol.Vecs, limit)
+		}
+	}
+	// Persistent clusters only from 8 blocks: measured on the H100, they lift 8-block clusters at
+	// 262144 floats from 58% to 77% of the copy bandwidth (no waiting for 8 SMs of one GPC to free
+	// up between rows), and cost 1 to 5 points to smaller ones.
+	l.Grid, l.Block, l.Shared, l.LargeCluster, l.Cluster, l.Persistent = in.Rows*c, threads, stash*threads*16, c > MaxCluster, c, c >= PersistentCluster
+	l.Defines = []string{fmt.Sprintf("CLUSTER=%d", c), fmt.Sprintf("VECS=%d", pol.Vecs), fmt.Sprintf("SVECS=%d", stash)}
+	l.Note += fmt.Sprintf("cluster of %d blocks of %d threads, %d floats per thread in registers", c, threads, 4*pol.Vecs)
+	if stash > 0 {
+		l.Note += fmt.Sprintf(" and %d in shared memory", 4*stash)
+	}
+	return l, nil
+}
+
+// StreamPolicy is step 8b's launch: blocks of Threads threads in clusters of Cluster blocks.
+type StreamPolicy struct{ Threads, Cluster int }
+
+// DefaultStreamPolicy is step 8b's policy on the H100 (chosen by measurement: see the lesson).
+var DefaultStreamPolicy = StreamPolicy{Threads: 1024, Cluster: 8}
+
+// PlanClusterStream is step 8b's launch under pol: any row length (a row's part per block may be
+// empty); the grid is cut down at launch to the clusters that fit at once.
+func PlanClusterStream(in SoftmaxInput, pol StreamPolicy) SoftmaxLaunch {
+	l := SoftmaxLaunch{Kernel: "softmax_cluster_stream", Grid: in.Rows * pol.Cluster, Block: pol.Threads, Cluster: pol.Cluster,
+		Persistent: true, LargeCluster: pol.Cluster > MaxCluster, Defines: []string{fmt.Sprintf("CLUSTER=%d", pol.Cluster)},
+		Note: fmt.Sprintf("clusters of %d blocks of %d threads", pol.Cluster, pol.Threads)}
+	if in.SameOffset {
+		l.Vec = 1
+	} else {
+		l.Note += "; x and y at different offsets from 16 bytes: single floats"
+	}
+	return l
+}
+
+// SplitChunk4 bounds step 9's chunks: at most 4096 float4s (64 KB of x) and at least 256 per block.
+const (
+	SplitChunk4Max = 4096
+	SplitChunk4Min = 256
+)
+
+// PlanSplit picks the chunks of step 9 (and of the backward, which shares its layout: stats and
+// write name the two kernels): rows are cut so that the grid has about four blocks per SM, with
+// chunks of SplitChunk4Min to SplitChunk4Max float4s.
+func PlanSplit(in SoftmaxInput, stats, write string) SoftmaxLaunch {
+	n4 := max(in.Cols/4, 1)
+	sms := max(in.Device.SMs, 1)
+	chunk4 := min(max(gpu.CeilDiv(n4*in.Rows, 4*sms), SplitChunk4Min), SplitChunk4Max, n4)
+	chunks := gpu.CeilDiv(n4, chunk4)
+	l := SoftmaxLaunch{Kernel: stats, Second: write, Grid: in.Rows * chunks, Block: 512, Chunks: chunks, Chunk4: chunk4,
+		Note: fmt.Sprintf("%d chunks of %d floats per row", chunks, 4*chunk4)}
+	if in.SameOffset {
+		l.Vec = 1
+	} else {
+		l.Note += "; x and y at different offsets from 16 bytes: single floats"
+	}
+	return l
 }
 
 // SoftmaxStepByName finds a step.
@@ -171,20 +315,19 @@ func IsRefusal(err error) bool {
 }
 
 // PlanSoftmax checks the shape, then asks step s for its launch. A shape it refuses is a *Refusal.
-func PlanSoftmax(s SoftmaxStep, d DType, rows, cols int, aligned bool) (SoftmaxLaunch, error) {
-	if err := checkSoftmaxShape(rows, cols); err != nil {
+func PlanSoftmax(s SoftmaxStep, in SoftmaxInput) (SoftmaxLaunch, error) {
+	if err := checkSoftmaxShape(in.Rows, in.Cols); err != nil {
 		return SoftmaxLaunch{}, &Refusal{err}
 	}
-	ok := false
-	for _, t := range s.DTypes {
-		ok = ok || t == d
+	if !slices.Contains(s.DTypes, in.DType) {
+		return SoftmaxLaunch{}, &Refusal{fmt.Errorf("softmax step %s takes %v, not %s", s.Name, s.DTypes, in.DType)}
 	}
-	if !ok {
-		return SoftmaxLaunch{}, &Refusal{fmt.Errorf("softmax step %s takes %v, not %s", s.Name, s.DTypes, d)}
-	}
-	l, err := s.Plan(d, rows, cols, aligned)
+	l, err := s.Plan(in)
 	if err != nil {
 		return l, &Refusal{err}
+	}
+	if l.Grid > math.MaxInt32 {
+		return l, &Refusal{fmt.Errorf("softmax step %s on %s needs a grid of %d blocks, over the limit of 2^31 - 1", s.Name, shape(in.Rows, in.Cols), l.Grid)}
 	}
 	return l, nil
 }
@@ -343,6 +486,7 @@ type SoftmaxProblem struct {
 	env        *lab.Env
 	owned      []Tensor
 	seed       uint64
+	work       *gpu.Buffer[float32] // step 9's pairs
 }
 
 // NewSoftmaxProblem uploads fresh inputs. offset > 0 starts x and y that many elements into their
@@ -381,6 +525,10 @@ func (p *SoftmaxProblem) Free() {
 		t.free()
 	}
 	p.owned = nil
+	if p.work != nil {
+		p.work.Free()
+		p.work = nil
+	}
 }
 
 // Reshape views the same elements as rows x cols (rows * cols must not exceed the problem's).
@@ -400,9 +548,15 @@ func (p *SoftmaxProblem) Reshape(rows, cols int) (*SoftmaxProblem, error) {
 	return q, nil
 }
 
+// Input is what a step's plan sees of this problem.
+func (p *SoftmaxProblem) Input() SoftmaxInput {
+	return SoftmaxInput{DType: p.DType, Rows: p.Rows, Cols: p.Cols, Aligned: gpu.Aligned(16, p.X, p.Y),
+		SameOffset: p.X.DevicePtr()%16 == p.Y.DevicePtr()%16, Device: p.env.Session.Device}
+}
+
 // Plan is step s's launch on this problem.
 func (p *SoftmaxProblem) Plan(s SoftmaxStep) (SoftmaxLaunch, error) {
-	return PlanSoftmax(s, p.DType, p.Rows, p.Cols, gpu.Aligned(16, p.X, p.Y))
+	return PlanSoftmax(s, p.Input())
 }
 
 // Launcher compiles step s (or code, a reader's replacement of its file, when not empty) and
@@ -412,26 +566,105 @@ func (p *SoftmaxProblem) Launcher(s SoftmaxStep, code string) (func() error, Sof
 	if err != nil {
 		return nil, plan, nil, err
 	}
+	run, plan, prog, err := p.LaunchPlan(s, code, plan)
+	return run, plan, prog, err
+}
+
+// LaunchPlan compiles step s (or code) with plan's defines and returns a function that queues
+// plan's launch (both of step 9's, with the pairs in a scratch buffer the problem keeps), and the
+// plan as launched (a persistent grid cut down to the clusters that fit).
+func (p *SoftmaxProblem) LaunchPlan(s SoftmaxStep, code string, plan SoftmaxLaunch) (func() error, SoftmaxLaunch, *lab.Program, error) {
+	run, prog, err := p.launchPlan(s, code, &plan)
+	return run, plan, prog, err
+}
+
+func (p *SoftmaxProblem) launchPlan(s SoftmaxStep, code string, plan *SoftmaxLaunch) (func() error, *lab.Program, error) {
 	src := compile.Source{Name: "edited_" + s.File, Code: code}
+	var err error
 	if code == "" {
 		if src, err = kr.Source(s.File); err != nil {
-			return nil, plan, nil, err
+			return nil, nil, err
 		}
 	}
-	prog, err := p.env.BuildWith(src, compile.Options{Defines: plan.Defines}, plan.Kernel)
+	names := []string{plan.Kernel}
+	if plan.Second != "" {
+		names = append(names, plan.Second)
+	}
+	prog, err := p.env.BuildWith(src, compile.Options{Defines: plan.Defines}, names...)
 	if err != nil {
-		return nil, plan, nil, err
+		return nil, nil, err
 	}
 	k, err := prog.Kernel(plan.Kernel)
 	if err != nil {
-		return nil, plan, prog, err
+		return nil, prog, err
 	}
-	cfg := gpu.Config{Grid: gpu.D1(plan.Grid), Block: gpu.D1(plan.Block)}
-	args := []any{p.X, p.Y, int32(p.Rows), int32(p.Cols)}
-	if plan.Vec >= 0 {
-		args = append(args, plan.Vec)
+	if plan.LargeCluster {
+		if err := k.AllowLargeClusters(); err != nil {
+			return nil, prog, err
+		}
 	}
-	return func() error { return k.Launch(cfg, args...) }, plan, prog, nil
+	if plan.Cluster > 0 {
+		active, err := clusterFits(k, *plan)
+		if err != nil {
+			return nil, prog, err
+		}
+		if plan.Persistent {
+			plan.Grid = min(p.Rows, active) * plan.Cluster
+			plan.Note += fmt.Sprintf("; %d persistent clusters", plan.Grid/plan.Cluster)
+		}
+	}
+	cfg := gpu.Config{Grid: gpu.D1(plan.Grid), Block: gpu.D1(plan.Block), SharedBytes: plan.Shared}
+	if plan.Second == "" {
+		args := []any{p.X, p.Y, int32(p.Rows), int32(p.Cols)}
+		if plan.Vec >= 0 {
+			args = append(args, plan.Vec)
+		}
+		return func() error { return k.Launch(cfg, args...) }, prog, nil
+	}
+	k2, err := prog.Kernel(plan.Second)
+	if err != nil {
+		return nil, prog, err
+	}
+	pairs, err := p.scratch(2 * p.Rows * plan.Chunks)
+	if err != nil {
+		return nil, prog, err
+	}
+	shape := []any{int32(p.Rows), int32(p.Cols), int32(plan.Chunks), int32(plan.Chunk4), plan.Vec}
+	return func() error {
+		if err := k.Launch(cfg, append([]any{p.X, pairs}, shape...)...); err != nil {
+			return err
+		}
+		return k2.Launch(cfg, append([]any{p.X, pairs, p.Y}, shape...)...)
+	}, prog, nil
+}
+
+// clusterFits asks the driver how many clusters of plan's launch fit the GPU at once (a 16-block
+// cluster of 1024-thread blocks needs 16 free SMs in one GPC), and refuses the launch before it
+// happens when not even one does.
+func clusterFits(k *gpu.Kernel, plan SoftmaxLaunch) (int, error) {
+	n, err := k.MaxActiveClusters(plan.Grid, plan.Block, plan.Shared)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 {
+		return 0, &Refusal{fmt.Errorf("softmax %s: no cluster of this launch fits the GPU (%s, %d bytes of shared memory per block): the driver reports 0 active clusters", plan.Kernel, plan.Note, plan.Shared)}
+	}
+	return n, nil
+}
+
+// scratch returns a float32 buffer of at least n elements that the problem keeps until Free.
+func (p *SoftmaxProblem) scratch(n int) (*gpu.Buffer[float32], error) {
+	if p.work != nil && p.work.Len() >= n {
+		return p.work, nil
+	}
+	if p.work != nil {
+		p.work.Free()
+	}
+	var err error
+	if p.work, err = gpu.Alloc[float32](p.env.Session, n); err != nil {
+		return nil, fmt.Errorf("softmax: allocating %d floats of scratch: %w", n, err)
+	}
+	return p.work, nil
 }
 
 // MaxFullCheck is the largest output checked element by element in full; bigger ones are checked

@@ -1,0 +1,185 @@
+// Softmax step 8: any row length, still read once. Step 5 with three limits lifted.
+//
+// What changed from step 5:
+//   - Longer rows. Step 5 stops at 8 blocks x 1024 threads x 32 floats = 262144 floats. Here a
+//     cluster may have 16 blocks (the H100's non-portable maximum: the host must allow it before
+//     the launch), and each thread may also park SVECS float4s in dynamic shared memory next to
+//     the VECS it holds in registers. An SM has 256 KB of registers and 228 KB of shared memory;
+//     together a 16-block cluster holds a row of 1,048,576 floats (4 MB) and more.
+//   - Any length. Step 5 needs cols % 4 == 0. Here a row is cut into a head (the 0-3 floats before
+//     its first 16-byte boundary), a body of float4s and a tail (the 0-3 floats after the last
+//     whole float4). The head and tail go one float each to the first threads of block 0, which
+//     hold them in one extra register. When cols % 4 != 0 each row starts at a different offset
+//     from a 16-byte boundary, so the head is worked out per row.
+//   - Any alignment. A view that starts off a 16-byte boundary only moves the head. When x and y
+//     are not equally aligned (their addresses differ by a non-multiple of 16 bytes), vec = 0 and
+//     the same slots are loaded and stored as four single floats each.
+//   - Persistent clusters of 8 and 16 blocks: a new 16-block cluster needs 16 free SMs of one GPC
+//     at the same moment, and waiting for them idles the SMs that are free. Here the largest
+//     clusters are launched only as many as fit at once and loop over the rows.
+// Why it is as fast as step 5: the body still moves as float4s, every load is issued before any
+// is used, and x is read from memory once; the head and tail are at most 6 floats of a row.
+// Launch: grid C * CLUSTER, C = rows, or for 8 and 16 blocks the clusters that fit at once (the
+// driver's cuOccupancyMaxActiveClusters) if fewer; block B threads (a multiple of 32, at most 1024), dynamic shared
+// memory B * SVECS * 16 bytes; compiled with -DCLUSTER=c -DVECS=v -DSVECS=s. The plan picks them
+// so that the cluster holds a row: ceil(cols / 4) <= CLUSTER * B * (VECS + SVECS).
+// Limits: cols < 2^31, the row fits the cluster (the plan checks), vec = 1 only when x and y are
+// equally aligned modulo 16 bytes.
+// Needs: compute capability 9.0 (thread block clusters and distributed shared memory).
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)  // NVRTC has no <math.h>: +infinity from its bits
+#endif
+
+#ifndef CLUSTER
+#define CLUSTER 2
+#endif
+#ifndef VECS
+#define VECS 8
+#endif
+#ifndef SVECS
+#define SVECS 0
+#endif
+
+// The cluster operations, as in step 5: this block's rank, the cluster-wide barrier, and a float
+// read from another block's shared memory.
+__device__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ void cluster_sync() { asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory"); }
+__device__ float load_remote(const float *p, unsigned rank) {
+    const unsigned local = (unsigned)__cvta_generic_to_shared(p);
+    unsigned remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+__device__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+// The block's maximum (op 0) or sum (op 1) of v, for blocks of up to 1024 threads.
+__device__ float block_reduce(float v, int op, float *sh) {
+    v = op == 0 ? warp_max(v) : warp_sum(v);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    if (lane == 0) sh[warp] = v;
+    __syncthreads();
+    v = lane < warps ? sh[lane] : (op == 0 ? -INFINITY : 0.f);
+    v = op == 0 ? warp_max(v) : warp_sum(v);
+    __syncthreads();
+    return v;
+}
+
+// A slot of four consecutive floats at p: one 16-byte access when vec, four single ones otherwise.
+__device__ float4 load4(const float *p, int vec) {
+    if (vec) return __ldcs(reinterpret_cast<const float4 *>(p));
+    return make_float4(__ldcs(p), __ldcs(p + 1), __ldcs(p + 2), __ldcs(p + 3));
+}
+__device__ void store4(float *p, float4 v, int vec) {
+    if (vec) {
+        __stcs(reinterpret_cast<float4 *>(p), v);
+        return;
+    }
+    __stcs(p, v.x);
+    __stcs(p + 1, v.y);
+    __stcs(p + 2, v.z);
+    __stcs(p + 3, v.w);
+}
+__device__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
+__device__ float sumexp4(float4 v, float m) { return expf(v.x - m) + expf(v.y - m) + expf(v.z - m) + expf(v.w - m); }
+__device__ float4 scale4(float4 v, float m, float inv) {
+    return make_float4(expf(v.x - m) * inv, expf(v.y - m) * inv, expf(v.z - m) * inv, expf(v.w - m) * inv);
+}
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(1024)
+softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows, int cols, int vec) {
+    extern __shared__ float4 stash[];  // SVECS float4s per thread: stash[i * blockDim.x + threadIdx.x]
+    __shared__ float sh[32];
+    __shared__ float pair[2];  // this block's (max, sum), read by the whole cluster
+    const int rank = (int)cluster_rank();
+    const int B = blockDim.x, base = rank * B * (VECS + SVECS) + threadIdx.x;
+    const float4 none = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+    // Clusters walk the rows (cluster c takes rows c, c + C, c + 2C, ...). For clusters of 8 and 16
+    // blocks the host launches only as many as fit on the GPU at once (persistent clusters), so no
+    // cluster waits for 8 or 16 SMs of one GPC to come free between rows; smaller clusters are
+    // launched one per row (C = rows), which measured faster for them.
+    for (long long row = blockIdx.x / CLUSTER; row < rows; row += gridDim.x / CLUSTER) {
+        const float *xr = x + row * cols;
+        float *yr = y + row * cols;
+        // The head: floats before the row's first 16-byte boundary (x and y share it when vec).
+        const int head = vec ? min(cols, (int)(((16 - ((unsigned long long)xr & 15)) & 15) / 4)) : 0;
+        const int n4 = (cols - head) / 4, tail = cols - head - 4 * n4;
+        const float *xb = xr + head;
+        float *yb = yr + head;
+
+        float4 v[VECS];
+#pragma unroll
+        for (int i = 0; i < VECS; ++i) {  // all loads issued before any is used
+            const int j = base + i * B;
+            v[i] = j < n4 ? load4(xb + 4 * j, vec) : none;
+        }
+#pragma unroll
+        for (int i = 0; i < SVECS; ++i) {
+            const int j = base + (VECS + i) * B;
+            stash[i * B + threadIdx.x] = j < n4 ? load4(xb + 4 * j, vec) : none;
+        }
+        // One extra float per thread for the head and tail (threads 0 .. head + tail - 1 of block 0).
+        int e = -1;
+        float ev = -INFINITY;
+        if (rank == 0 && (int)threadIdx.x < head + tail) {
+            e = threadIdx.x < head ? threadIdx.x : head + 4 * n4 + (threadIdx.x - head);
+            ev = __ldcs(xr + e);
+        }
+
+        float m = ev;
+#pragma unroll
+        for (int i = 0; i < VECS; ++i) m = fmaxf(m, max4(v[i]));
+#pragma unroll
+        for (int i = 0; i < SVECS; ++i) m = fmaxf(m, max4(stash[i * B + threadIdx.x]));
+        m = block_reduce(m, 0, sh);
+        float s = 0.f;
+        if (m != -INFINITY) {  // a block past the row's end has nothing (exp(-inf - -inf) would be NaN)
+            if (e >= 0) s = expf(ev - m);
+#pragma unroll
+            for (int i = 0; i < VECS; ++i) s += sumexp4(v[i], m);
+#pragma unroll
+            for (int i = 0; i < SVECS; ++i) s += sumexp4(stash[i * B + threadIdx.x], m);
+        }
+        s = block_reduce(s, 1, sh);
+        if (threadIdx.x == 0) {
+            pair[0] = m;
+            pair[1] = s;
+        }
+        cluster_sync();  // every block's pair is written
+        float pm[CLUSTER], ps[CLUSTER], M = -INFINITY, S = 0.f;
+#pragma unroll
+        for (int r = 0; r < CLUSTER; ++r) {
+            pm[r] = load_remote(&pair[0], r);
+            ps[r] = load_remote(&pair[1], r);
+            M = fmaxf(M, pm[r]);
+        }
+#pragma unroll
+        for (int r = 0; r < CLUSTER; ++r)
+            if (pm[r] != -INFINITY) S += ps[r] * expf(pm[r] - M);
+        cluster_sync();  // no block rewrites its pair (next row) or leaves while another still reads it
+        const float inv = 1.f / S;
+        if (e >= 0) __stcs(yr + e, expf(ev - M) * inv);
+#pragma unroll
+        for (int i = 0; i < VECS; ++i) {
+            const int j = base + i * B;
+            if (j < n4) store4(yb + 4 * j, scale4(v[i], M, inv), vec);
+        }
+#pragma unroll
+        for (int i = 0; i < SVECS; ++i) {
+            const int j = base + (VECS + i) * B;
+            if (j < n4) store4(yb + 4 * j, scale4(stash[i * B + threadIdx.x], M, inv), vec);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//go:build !nocuda
+
+package reduce
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+)
+
+// anyLengthShapes reach every path of steps 8 and 9: lengths off every multiple of 4 (each row then
+// starts at another offset from 16 bytes, so the head changes from row to row), shorter than one
+// float4, views off 16 bytes (offset 1 and 3), every cluster size, and rows past registers into
+// shared memory (1,000,003 floats: a 16-block cluster with a stash) and past the largest cluster
+// (1,500,001: step 8 refuses, step 9 takes it).
+var anyLengthShapes = [][3]int{{3, 1, 0}, {4, 3, 1}, {5, 7, 3}, {3, 1025, 0}, {4, 4099, 1}, {3, 32771, 0}, {2, 65539, 3},
+	{2, 131075, 0}, {2, 262147, 1}, {1, 524291, 0}, {2, 1000003, 1}, {1, 1500001, 0}}
+
+// Steps 8 and 9 on every shape, checked element by element on NaN-poisoned outputs.
+func TestAnyLengthSteps(t *testing.T) {
+	env := labtest.Open(t)
+	seen := map[string]bool{}
+	for i, sh := range anyLengthShapes {
+		for _, v := range softmaxStepsOn(t, env, sh, uint64(300+i), SoftmaxSteps[7:10]) {
+			seen[v] = true
+		}
+	}
+	if env.Session.Device.CC() >= 90 {
+		for _, c := range []int{1, 2, 4, 8, 16} {
+			if !seenDefine(seen, fmt.Sprintf("CLUSTER=%d", c)) {
+				t.Errorf("step 8 never ran a cluster of %d: %v", c, seen)
+			}
+		}
+		if !seenDefine(seen, "SVECS=1") && !seenDefine(seen, "SVECS=2") && !seenDefine(seen, "SVECS=3") {
+			t.Errorf("step 8 never held part of a row in shared memory: %v", seen)
+		}
+	}
+}
+
+func seenDefine(seen map[string]bool, def string) bool {
+	for v := range seen {
+		if slices.Contains(strings.Fields(v), def) {
+			return true
+		}
+	}
+	return false
+}
+
+// x and y at different offsets from 16 bytes (x one float in, y two): steps 8 and 9 move single
+// floats (vec = 0) and are still right; the float4 steps refuse.
+func TestAnyLengthUnequalOffsets(t *testing.T) {
+	env := labtest.Open(t)
+	for i, c := range [][2]int{{3, 4099}, {2, 70001}, {1, 600001}} {
+		rows, cols := c[0], c[1]
+		for _, s := range SoftmaxSteps[7:10] {
+			res, plan, err := unequalOffsets(env, s, rows, cols, uint64(400+i))
+			switch {
+			case refused(err):
+				t.Logf("%s (%d, %d): refused: %v", s.Name, rows, cols, err)
+			case err != nil:
+				t.Fatalf("%s (%d, %d): %v", s.Name, rows, cols, err)
+			case plan.Vec != 0:
+				t.Errorf("%s (%d, %d): vec = %d with x and y at different offsets", s.Name, rows, cols, plan.Vec)
+			case !res.OK:
+				t.Errorf("%s (%d, %d): %v", s.Name, rows, cols, res.Err())
+			}
+		}
+	}
+}
+
+// unequalOffsets runs step s on rows x cols with x one float and y two floats into their buffers,
+// y poisoned, and compares every row with the float64 softmax.
+func unequalOffsets(env *lab.Env, s SoftmaxStep, rows, cols int, seed uint64) (check.Result, SoftmaxLaunch, error) {
+	n := rows * cols
+	xs := Uniform(F32, n, -4, 4, seed)
+	xb, err := gpu.Alloc[float32](env.Session, n+1)
+	if err != nil {
+		return check.Result{}, SoftmaxLaunch{}, err
+	}
+	defer xb.Free()
+	yb, err := gpu.Alloc[float32](env.Session, n+2)
+	if err != nil {
+		return check.Result{}, SoftmaxLaunch{}, err
+	}
+	defer yb.Free()
+	xv, _ := xb.View(1, n)
+	yv, _ := yb.View(2, n)
+	if err := xv.CopyFromHost(xs); err != nil {
+		return check.Result{}, SoftmaxLaunch{}, err
+	}
+	p := onBuffers(env, xv, yv, rows, cols)
+	p.x, p.seed = xs, seed
+	defer p.Free()
+	res, plan, err := p.Check(s, "")
+	return res, plan, err
+}
+
+// The softmax op on every path of its dispatch (step 6, 8 or 9 by length and GPU; step 4 on GPUs
+// without clusters), on views off 16 bytes, and on an input with no element: y and dx against the
+// float64 references on NaN-poisoned outputs, then finite-difference gradient checks.
+func TestSoftmaxOp(t *testing.T) {
+	env := labtest.Open(t)
+	seen := map[string]bool{}
+	for i, c := range softmaxOpShapes {
+		r, err := SoftmaxOpCheck(env, c.Shape, c.Offset, uint64(500+i))
+		if err != nil {
+			t.Fatalf("%v: %v", c.Shape, err)
+		}
+		t.Log(r)
+		if !r.OK() {
+			t.Errorf("%v", r)
+		}
+		if len(r.Launches) > 0 {
+			seen[r.Launches[0]] = true
+		}
+	}
+	if env.Session.Device.CC() >= 90 {
+		for _, s := range []SoftmaxStep{SoftmaxSteps[5], SoftmaxSteps[7], SoftmaxSteps[9]} {
+			if !seen[s.Name] {
+				t.Errorf("the op never ran %s: %v", s.Name, seen)
+			}
+		}
+	}
+	for i, sh := range [][]int{{3, 7}, {2, 37}, {2, 1030}, {1, 2, 4099}} {
+		max := 0
+		if sh[len(sh)-1] > 100 {
+			max = 24
+		}
+		res, launches, err := SoftmaxGradCheckGPU(env, sh, uint64(600+i), max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("gradcheck %v (%v): %s", sh, launches, res)
+		if !res.OK {
+			t.Errorf("gradcheck %v: %v", sh, res.Err())
+		}
+	}
+}
+
+// KERNELS_TUNE=1: step 8's launch under several policies at long rows, in GB/s and share of the
+// copy bandwidth, to choose DefaultClusterPolicy.
+func TestTuneClusterAny(t *testing.T) {
+	if os.Getenv("KERNELS_TUNE") == "" {
+		t.Skip("KERNELS_TUNE not set")
+	}
+	env := labtest.Open(t)
+	total := SoftmaxTotal
+	p, err := NewSoftmaxProblem(env, F32, 1, total, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	t.Logf("copy bandwidth %.0f GB/s", env.Receipt.CopyGBps)
+	for _, cols := range []int{1024, 4096, 16384, 65536, 262144, 393216, 1048576, 393215} {
+		q, err := p.Reshape(total/cols, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes := SoftmaxWork(F32, q.Rows, q.Cols).Bytes
+		for _, pol := range []ClusterPolicy{{1024, 8, 8}, {1024, 8, 16}, {512, 8, 8}} {
+			plan, err := PlanClusterAny(q.Input(), pol)
+			if err != nil {
+				t.Logf("cols %d %+v: %v", cols, pol, err)
+				continue
+			}
+			run, plan, prog, err := q.LaunchPlan(SoftmaxSteps[7], "", plan)
+			if err != nil {
+				t.Logf("cols %d %+v: %v", cols, pol, err)
+				continue
+			}
+			res, err := q.CheckRun(run)
+			if err != nil || !res.OK {
+				t.Errorf("cols %d %+v: %v %v", cols, pol, err, res.Err())
+				continue
+			}
+			k, _ := prog.Kernel(plan.Kernel)
+			active, _ := k.MaxActiveClusters(plan.Grid, plan.Block, plan.Shared)
+			tm, err := env.Bench.Time(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gbs := bytes / (tm.Median * 1e-3) / 1e9
+			t.Logf("TUNE cols %7d %+v: %s; %d regs, %d active clusters: %.3f ms %.0f GB/s %.1f%%", cols, pol, plan.Note, k.Attrs.Registers, active, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+		}
+		for _, pol := range []StreamPolicy{{1024, 4}, {1024, 8}, {1024, 16}, {512, 8}, {512, 16}, {256, 16}} {
+			plan := PlanClusterStream(q.Input(), pol)
+			run, plan, prog, err := q.LaunchPlan(SoftmaxSteps[8], "", plan)
+			if err != nil {
+				t.Logf("cols %d %+v: %v", cols, pol, err)
+				continue
+			}
+			if res, err := q.CheckRun(run); err != nil || !res.OK {
+				t.Errorf("stream cols %d %+v: %v %v", cols, pol, err, res.Err())
+				continue
+			}
+			k, _ := prog.Kernel(plan.Kernel)
+			tm, err := env.Bench.Time(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gbs := bytes / (tm.Median * 1e-3) / 1e9
+			t.Logf("TUNE cols %7d stream %+v: %s; %d regs: %.3f ms %.0f GB/s %.1f%%", cols, pol, plan.Note, k.Attrs.Registers, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+		}
+		for _, s := range []SoftmaxStep{SoftmaxSteps[3], SoftmaxSteps[4], SoftmaxSteps[9]} {
+			run, plan, _, err := q.Launcher(s, "")
+			if refused(err) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := q.CheckRun(run); err != nil || !res.OK {
+				t.Errorf("%s cols %d: %v %v", s.Name, cols, err, res.Err())
+				continue
+			}
+			tm, err := env.Bench.Time(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gbs := bytes / (tm.Median * 1e-3) / 1e9
+			t.Logf("TUNE cols %7d %s (%s): %.3f ms %.0f GB/s %.1f%%", cols, s.Name, plan.Note, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+		}
+		q.Free()
+	}
+}
