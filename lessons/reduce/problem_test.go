@@ -418,3 +418,28 @@ func TestStepFiveShiftedSums(t *testing.T) {
 		t.Logf("shifted, at plain fp32 (not required): %v", r.Err())
 	}
 }
+
+// Step 8's plan on the H100: registers while 8-block clusters hold the row, then shared memory
+// in 8-block clusters, then 16 blocks; longer rows are refused naming the limit.
+func TestPlanClusterAny(t *testing.T) {
+	for _, c := range []struct {
+		cols            int
+		cluster, stash  int
+		persistent, big bool
+	}{{4099, 1, 0, false, false}, {65536, 2, 0, false, false}, {262144, 8, 0, true, false}, {393216, 8, 4, true, false},
+		{1000003, 16, 8, true, true}, {1048576, 16, 8, true, true}} {
+		l, err := PlanClusterAny(softmaxIn(F32, 3, c.cols, true), DefaultClusterPolicy)
+		if err != nil {
+			t.Fatalf("cols %d: %v", c.cols, err)
+		}
+		if l.Cluster != c.cluster || l.Defines[2] != fmt.Sprintf("SVECS=%d", c.stash) || l.Persistent != c.persistent || l.LargeCluster != c.big {
+			t.Errorf("cols %d: %+v, want cluster %d, %d float4s in shared memory", c.cols, l, c.cluster, c.stash)
+		}
+		if got := l.Cluster * l.Block * (ClusterVecs + c.stash) * 4; got < c.cols || l.Shared != c.stash*l.Block*16 {
+			t.Errorf("cols %d: the launch holds %d floats with %d bytes of shared memory", c.cols, got, l.Shared)
+		}
+	}
+	if _, err := PlanClusterAny(softmaxIn(F32, 3, 1500001, true), DefaultClusterPolicy); err == nil || !strings.Contains(err.Error(), "limit of") {
+		t.Errorf("1500001 floats: %v", err)
+	}
+}

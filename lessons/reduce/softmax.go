@@ -176,17 +176,21 @@ func PlanCluster(rows, cols int, aligned bool, vecs int) (SoftmaxLaunch, error) 
 }
 
 // ClusterPolicy is how step 8 sizes its clusters: blocks of at most Threads threads holding Vecs
-// float4s each in registers; clusters grow (1, 2, 4, ... MaxCluster blocks) until they hold a row;
-// past that, each thread also parks float4s in shared memory.
+// float4s each in registers; clusters grow (1, 2, 4, ... MaxCluster blocks) until they hold a row,
+// and from StashFrom blocks on a cluster also parks the rest of the row in shared memory before it
+// grows again.
 type ClusterPolicy struct {
-	Threads, Vecs, MaxCluster int
+	Threads, Vecs, MaxCluster, StashFrom int
 }
+
+// DefaultClusterPolicy is step 8's policy on the H100, chosen by measurement (the lesson's tuning
+// test, TestTuneClusterAny): 8-block clusters of 1024 threads take shared memory before growing to
+// 16 blocks, of which only 7 fit at once on an H100 (at 393216 floats: 64% of the copy bandwidth
+// with 8 blocks and shared memory, 43% with 16 blocks of registers only).
+var DefaultClusterPolicy = ClusterPolicy{Threads: 1024, Vecs: ClusterVecs, MaxCluster: MaxLargeCluster, StashFrom: 8}
 
 // PersistentCluster is the smallest cluster step 8 makes persistent.
 const PersistentCluster = 8
-
-// DefaultClusterPolicy is step 8's policy on the H100 (chosen by measurement: see the lesson).
-var DefaultClusterPolicy = ClusterPolicy{Threads: 1024, Vecs: ClusterVecs, MaxCluster: MaxLargeCluster}
 
 // stashLimit is the dynamic shared memory step 8 may ask of a block: the opt-in limit less the
 // kernel's static shared memory (a few hundred bytes) and a margin.
@@ -195,7 +199,7 @@ func stashLimit(d gpu.DeviceInfo) int {
 }
 
 // PlanClusterAny picks step 8's launch under policy pol: the smallest cluster whose blocks hold a
-// row in registers (as step 5, any length), else the largest cluster with the rest of the row in
+// row in registers (as step 5, any length), or from pol.StashFrom blocks on, in registers and
 // shared memory. It refuses rows the largest cluster cannot hold, naming the limit.
 func PlanClusterAny(in SoftmaxInput, pol ClusterPolicy) (SoftmaxLaunch, error) {
 	n4 := gpu.CeilDiv(in.Cols, 4)
@@ -205,17 +209,20 @@ func PlanClusterAny(in SoftmaxInput, pol ClusterPolicy) (SoftmaxLaunch, error) {
 	} else {
 		l.Note = "x and y at different offsets from 16 bytes: single floats; "
 	}
-	c, stash := 1, 0
-	for c < pol.MaxCluster && c*pol.Threads*pol.Vecs < n4 {
-		c *= 2
-	}
-	threads := pol.Threads
-	if c*pol.Threads*pol.Vecs >= n4 {
-		threads = gpu.CeilDiv(gpu.CeilDiv(n4, c*pol.Vecs), 32) * 32
-	} else {
-		stash = gpu.CeilDiv(n4, c*pol.Threads) - pol.Vecs
-		if limit := stashLimit(in.Device); stash*pol.Threads*16 > limit {
-			most := c * pol.Threads * (pol.Vecs + limit/(pol.Threads*16)) * 4
+	limit := stashLimit(in.Device)
+	maxStash := max(limit/(pol.Threads*16), 0)
+	c, stash, threads := 1, 0, pol.Threads
+	for ; ; c *= 2 {
+		if c*pol.Threads*pol.Vecs >= n4 {
+			threads = gpu.CeilDiv(gpu.CeilDiv(n4, c*pol.Vecs), 32) * 32
+			break
+		}
+		if need := gpu.CeilDiv(n4, c*pol.Threads) - pol.Vecs; c >= pol.StashFrom && need <= maxStash {
+			stash = need
+			break
+		}
+		if c >= pol.MaxCluster {
+			most := c * pol.Threads * (pol.Vecs + maxStash) * 4
 			return SoftmaxLaunch{}, fmt.Errorf("softmax step 8 holds a row in a cluster: cols = %d is over its limit of %d on %s (%d blocks of %d threads, %d floats each in registers, the rest in %d bytes of shared memory per block); step 9 takes any length",
 				in.Cols, most, in.Device.Name, c, pol.Threads, 4*pol.Vecs, limit)
 		}

@@ -164,7 +164,7 @@ func TestTuneClusterAny(t *testing.T) {
 			t.Fatal(err)
 		}
 		bytes := SoftmaxWork(F32, q.Rows, q.Cols).Bytes
-		for _, pol := range []ClusterPolicy{{1024, 8, 8}, {1024, 8, 16}, {512, 8, 8}} {
+		for _, pol := range []ClusterPolicy{{1024, 8, 8, 8}, {1024, 8, 16, 16}, {1024, 8, 16, 8}, {512, 8, 8, 8}} {
 			plan, err := PlanClusterAny(q.Input(), pol)
 			if err != nil {
 				t.Logf("cols %d %+v: %v", cols, pol, err)
