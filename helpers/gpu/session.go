@@ -206,9 +206,11 @@ func (k *Kernel) MaxActiveClusters(grid, blockThreads, dynShared int) (int, erro
 	return n, nil
 }
 
-// optIn raises the kernel's dynamic shared memory limit above the 48 KiB default when bytes needs it.
+// optIn raises the kernel's dynamic shared memory limit when bytes needs it: by default a kernel
+// may have 48 KiB of shared memory in all, so the default dynamic limit is 48 KiB less the
+// kernel's static shared memory (49152 dynamic bytes beside any static ones already need it).
 func (k *Kernel) optIn(bytes int) error {
-	if bytes <= 48*1024 || bytes <= k.optin {
+	if bytes+k.Attrs.StaticSharedBytes <= 48*1024 || bytes <= k.optin {
 		return nil
 	}
 	if err := k.s.drv.setMaxDynamicShared(k.fn, bytes); err != nil {

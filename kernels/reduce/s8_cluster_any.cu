@@ -14,6 +14,12 @@
 //   - Any alignment. A view that starts off a 16-byte boundary only moves the head. When x and y
 //     are not equally aligned (their addresses differ by a non-multiple of 16 bytes), vec = 0 and
 //     the same slots are loaded and stored as four single floats each.
+//   - The part in shared memory is copied there with cp.async, without passing through registers,
+//     so those loads are in flight together with the register ones.
+//   - One cluster barrier per row instead of two, but for the last: the (max, sum) pairs are
+//     double-buffered, so a block need not wait for the others to read its pair before it goes on.
+//   - Clusters of any size from 1 to 8 blocks, then 16: the plan takes the smallest that holds the
+//     row, because fewer, fuller blocks per row measured faster than more blocks holding less.
 //   - Persistent clusters of 8 and 16 blocks: a new 16-block cluster needs 16 free SMs of one GPC
 //     at the same moment, and waiting for them idles the SMs that are free. Here the largest
 //     clusters are launched only as many as fit at once and loop over the rows.
@@ -92,6 +98,13 @@ __device__ void store4(float *p, float4 v, int vec) {
     __stcs(p + 2, v.z);
     __stcs(p + 3, v.w);
 }
+// Copies 16 bytes from global to shared memory without passing through registers (cp.async,
+// compute capability 8.0): the copy runs while the thread goes on; stash_wait waits for them all.
+__device__ void stash16(float4 *dst, const float *src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+}
+__device__ void stash_wait() { asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory"); }
+
 __device__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
 __device__ float sumexp4(float4 v, float m) { return expf(v.x - m) + expf(v.y - m) + expf(v.z - m) + expf(v.w - m); }
 __device__ float4 scale4(float4 v, float m, float inv) {
@@ -102,7 +115,7 @@ extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(102
 softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows, int cols, int vec) {
     extern __shared__ float4 stash[];  // SVECS float4s per thread: stash[i * blockDim.x + threadIdx.x]
     __shared__ float sh[32];
-    __shared__ float pair[2];  // this block's (max, sum), read by the whole cluster
+    __shared__ float pair[2][2];  // this block's (max, sum) per row parity, read by the whole cluster
     const int rank = (int)cluster_rank();
     const int B = blockDim.x, base = rank * B * (VECS + SVECS) + threadIdx.x;
     const float4 none = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
@@ -110,7 +123,8 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
     // blocks the host launches only as many as fit on the GPU at once (persistent clusters), so no
     // cluster waits for 8 or 16 SMs of one GPC to come free between rows; smaller clusters are
     // launched one per row (C = rows), which measured faster for them.
-    for (long long row = blockIdx.x / CLUSTER; row < rows; row += gridDim.x / CLUSTER) {
+    int k = 0;  // the rows this cluster has done: pair[k & 1] is the current row's
+    for (long long row = blockIdx.x / CLUSTER; row < rows; row += gridDim.x / CLUSTER, ++k) {
         const float *xr = x + row * cols;
         float *yr = y + row * cols;
         // The head: floats before the row's first 16-byte boundary (x and y share it when vec).
@@ -126,9 +140,12 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
             v[i] = j < n4 ? load4(xb + 4 * j, vec) : none;
         }
 #pragma unroll
-        for (int i = 0; i < SVECS; ++i) {
+        for (int i = 0; i < SVECS; ++i) {  // straight to shared memory when 16-byte aligned
             const int j = base + (VECS + i) * B;
-            stash[i * B + threadIdx.x] = j < n4 ? load4(xb + 4 * j, vec) : none;
+            if (j < n4 && vec)
+                stash16(&stash[i * B + threadIdx.x], xb + 4 * j);
+            else
+                stash[i * B + threadIdx.x] = j < n4 ? load4(xb + 4 * j, vec) : none;
         }
         // One extra float per thread for the head and tail (threads 0 .. head + tail - 1 of block 0).
         int e = -1;
@@ -141,6 +158,7 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
         float m = ev;
 #pragma unroll
         for (int i = 0; i < VECS; ++i) m = fmaxf(m, max4(v[i]));
+        if (SVECS > 0) stash_wait();  // this thread's copies have landed (it reads only its own)
 #pragma unroll
         for (int i = 0; i < SVECS; ++i) m = fmaxf(m, max4(stash[i * B + threadIdx.x]));
         m = block_reduce(m, 0, sh);
@@ -154,21 +172,27 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
         }
         s = block_reduce(s, 1, sh);
         if (threadIdx.x == 0) {
-            pair[0] = m;
-            pair[1] = s;
+            pair[k & 1][0] = m;
+            pair[k & 1][1] = s;
         }
-        cluster_sync();  // every block's pair is written
+        // The only barrier of the row: every block's pair is written. The pairs are double-buffered
+        // by row parity: a block writes row k + 2's pair into this slot only after the barrier of
+        // row k + 1, which no block passes before it has read row k's pairs.
+        cluster_sync();
         float pm[CLUSTER], ps[CLUSTER], M = -INFINITY, S = 0.f;
 #pragma unroll
         for (int r = 0; r < CLUSTER; ++r) {
-            pm[r] = load_remote(&pair[0], r);
-            ps[r] = load_remote(&pair[1], r);
+            pm[r] = load_remote(&pair[k & 1][0], r);
+            ps[r] = load_remote(&pair[k & 1][1], r);
             M = fmaxf(M, pm[r]);
         }
 #pragma unroll
         for (int r = 0; r < CLUSTER; ++r)
             if (pm[r] != -INFINITY) S += ps[r] * expf(pm[r] - M);
-        cluster_sync();  // no block rewrites its pair (next row) or leaves while another still reads it
+        // After its last row a block may leave, freeing its shared memory: before that, a second
+        // barrier makes sure every block has read its pair. It comes before the writes, so no block
+        // waits for another's writes to leave (a freed SM takes the next cluster sooner).
+        if (row + gridDim.x / CLUSTER >= rows) cluster_sync();
         const float inv = 1.f / S;
         if (e >= 0) __stcs(yr + e, expf(ev - M) * inv);
 #pragma unroll

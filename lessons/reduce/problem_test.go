@@ -419,15 +419,16 @@ func TestStepFiveShiftedSums(t *testing.T) {
 	}
 }
 
-// Step 8's plan on the H100: registers while 8-block clusters hold the row, then shared memory
-// in 8-block clusters, then 16 blocks; longer rows are refused naming the limit.
+// Step 8's plan on the H100: registers while one block holds the row, then 8 float4s per thread
+// in shared memory in the smallest cluster that holds the row; then 12 and 16 blocks; past that,
+// all the shared memory of 16 blocks; longer rows are refused naming the limit.
 func TestPlanClusterAny(t *testing.T) {
 	for _, c := range []struct {
 		cols            int
 		cluster, stash  int
 		persistent, big bool
-	}{{4099, 1, 0, false, false}, {65536, 2, 0, false, false}, {262144, 8, 0, true, false}, {393216, 8, 4, true, false},
-		{1000003, 16, 8, true, true}, {1048576, 16, 8, true, true}} {
+	}{{4099, 1, 0, false, false}, {65536, 1, 8, false, false}, {262144, 4, 8, false, false}, {393216, 6, 8, false, false},
+		{524288, 8, 8, false, false}, {786432, 12, 8, false, true}, {1048576, 16, 8, true, true}, {1400000, 16, 14, true, true}} {
 		l, err := PlanClusterAny(softmaxIn(F32, 3, c.cols, true), DefaultClusterPolicy)
 		if err != nil {
 			t.Fatalf("cols %d: %v", c.cols, err)
@@ -441,5 +442,13 @@ func TestPlanClusterAny(t *testing.T) {
 	}
 	if _, err := PlanClusterAny(softmaxIn(F32, 3, 1500001, true), DefaultClusterPolicy); err == nil || !strings.Contains(err.Error(), "limit of") {
 		t.Errorf("1500001 floats: %v", err)
+	}
+	for _, c := range []struct {
+		cols int
+		want SoftmaxStep
+	}{{1000, SoftmaxSteps[5]}, {50257, SoftmaxSteps[7]}, {524288, SoftmaxSteps[7]}, {786432, SoftmaxSteps[9]}} {
+		if got := PickSoftmax(softmaxIn(F32, 64, c.cols, true)); got.Name != c.want.Name {
+			t.Errorf("the op on rows of %d picks %s, want %s", c.cols, got.Name, c.want.Name)
+		}
 	}
 }

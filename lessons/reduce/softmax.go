@@ -175,22 +175,27 @@ func PlanCluster(rows, cols int, aligned bool, vecs int) (SoftmaxLaunch, error) 
 		cols, MaxCluster*maxThreads*vecs*4, MaxCluster, maxThreads, 4*vecs)
 }
 
-// ClusterPolicy is how step 8 sizes its clusters: blocks of at most Threads threads holding Vecs
-// float4s each in registers; clusters grow (1, 2, 4, ... MaxCluster blocks) until they hold a row,
-// and from StashFrom blocks on a cluster also parks the rest of the row in shared memory before it
-// grows again.
+// ClusterPolicy is how step 8 sizes its clusters: blocks of Threads threads holding Vecs float4s
+// each in registers and, where a row needs it, up to Stash more in shared memory; the cluster is
+// the first of Sizes that holds the row. When none does, the largest holds what the shared memory
+// allows.
 type ClusterPolicy struct {
-	Threads, Vecs, MaxCluster, StashFrom int
+	Threads, Vecs, Stash int
+	Sizes                []int
+	// PersistentFrom is the smallest cluster launched persistent (only as many clusters as fit at
+	// once, walking the rows).
+	PersistentFrom int
 }
 
 // DefaultClusterPolicy is step 8's policy on the H100, chosen by measurement (the lesson's tuning
-// test, TestTuneClusterAny): 8-block clusters of 1024 threads take shared memory before growing to
-// 16 blocks, of which only 7 fit at once on an H100 (at 393216 floats: 64% of the copy bandwidth
-// with 8 blocks and shared memory, 43% with 16 blocks of registers only).
-var DefaultClusterPolicy = ClusterPolicy{Threads: 1024, Vecs: ClusterVecs, MaxCluster: MaxLargeCluster, StashFrom: 8}
-
-// PersistentCluster is the smallest cluster step 8 makes persistent.
-const PersistentCluster = 8
+// test, TestTuneClusterAny, on rows from 50257 to 1,048,576 floats): blocks of 1024 threads, each
+// thread holding 8 float4s in registers and up to 8 in shared memory, in the smallest cluster of
+// 1 to 8 blocks (then 12 or 16) that holds the row. Fewer, fuller blocks per row measured faster:
+// at 262144 floats 4 such blocks reached 89.7% of the copy bandwidth and 8 blocks of registers only
+// 76.6% (an 8-block cluster needs 8 free SMs of one GPC at once); at 393216, 6 blocks 83.5% and 8
+// blocks with 4 float4s in shared memory 66%. Threads holding more than 16 float4s measured slower
+// (72% at 262144 with 22). 12- and 16-block clusters, of which only 7 fit on an H100, stay near 60%.
+var DefaultClusterPolicy = ClusterPolicy{Threads: 1024, Vecs: ClusterVecs, Stash: 8, Sizes: []int{1, 2, 3, 4, 5, 6, 7, 8, 12, 16}, PersistentFrom: 16}
 
 // stashLimit is the dynamic shared memory step 8 may ask of a block: the opt-in limit less the
 // kernel's static shared memory (a few hundred bytes) and a margin.
@@ -198,9 +203,10 @@ func stashLimit(d gpu.DeviceInfo) int {
 	return max(d.MaxSharedPerBlockOptin, d.MaxSharedPerBlock) - 1024
 }
 
-// PlanClusterAny picks step 8's launch under policy pol: the smallest cluster whose blocks hold a
-// row in registers (as step 5, any length), or from pol.StashFrom blocks on, in registers and
-// shared memory. It refuses rows the largest cluster cannot hold, naming the limit.
+// PlanClusterAny picks step 8's launch under policy pol: the first cluster size whose blocks hold a
+// row in registers (as step 5, any length), or in registers and at most pol.Stash float4s per
+// thread of shared memory; past that, the largest cluster with all the shared memory a block may
+// have. It refuses rows that does not hold, naming the limit.
 func PlanClusterAny(in SoftmaxInput, pol ClusterPolicy) (SoftmaxLaunch, error) {
 	n4 := gpu.CeilDiv(in.Cols, 4)
 	l := SoftmaxLaunch{Kernel: "softmax_cluster_any", Vec: 0}
@@ -211,26 +217,29 @@ func PlanClusterAny(in SoftmaxInput, pol ClusterPolicy) (SoftmaxLaunch, error) {
 	}
 	limit := stashLimit(in.Device)
 	maxStash := max(limit/(pol.Threads*16), 0)
-	c, stash, threads := 1, 0, pol.Threads
-	for ; ; c *= 2 {
+	c, stash, threads, found := 0, 0, pol.Threads, false
+	for _, size := range pol.Sizes {
+		c = size
 		if c*pol.Threads*pol.Vecs >= n4 {
-			threads = gpu.CeilDiv(gpu.CeilDiv(n4, c*pol.Vecs), 32) * 32
+			threads, found = gpu.CeilDiv(gpu.CeilDiv(n4, c*pol.Vecs), 32)*32, true
 			break
 		}
-		if need := gpu.CeilDiv(n4, c*pol.Threads) - pol.Vecs; c >= pol.StashFrom && need <= maxStash {
-			stash = need
+		if need := gpu.CeilDiv(n4, c*pol.Threads) - pol.Vecs; need <= min(pol.Stash, maxStash) {
+			stash, found = need, true
 			break
-		}
-		if c >= pol.MaxCluster {
-			most := c * pol.Threads * (pol.Vecs + maxStash) * 4
-			return SoftmaxLaunch{}, fmt.Errorf("softmax step 8 holds a row in a cluster: cols = %d is over its limit of %d on %s (%d blocks of %d threads, %d floats each in registers, the rest in %d bytes of shared memory per block); step 9 takes any length",
-				in.Cols, most, in.Device.Name, c, pol.Threads, 4*pol.Vecs, limit)
 		}
 	}
-	// Persistent clusters only from 8 blocks: measured on the H100, they lift 8-block clusters at
-	// 262144 floats from 58% to 77% of the copy bandwidth (no waiting for 8 SMs of one GPC to free
-	// up between rows), and cost 1 to 5 points to smaller ones.
-	l.Grid, l.Block, l.Shared, l.LargeCluster, l.Cluster, l.Persistent = in.Rows*c, threads, stash*threads*16, c > MaxCluster, c, c >= PersistentCluster
+	if need := gpu.CeilDiv(n4, c*pol.Threads) - pol.Vecs; !found && need <= maxStash {
+		stash, found = need, true
+	}
+	if !found {
+		most := c * pol.Threads * (pol.Vecs + maxStash) * 4
+		return SoftmaxLaunch{}, fmt.Errorf("softmax step 8 holds a row in a cluster: cols = %d is over its limit of %d on %s (%d blocks of %d threads, %d floats each in registers, the rest in %d bytes of shared memory per block); step 9 takes any length",
+			in.Cols, most, in.Device.Name, c, pol.Threads, 4*pol.Vecs, limit)
+	}
+	// Persistent clusters only for the largest: measured on the H100 they help 16-block clusters
+	// (no waiting for 16 SMs of one GPC to be free at once between rows) and cost smaller ones.
+	l.Grid, l.Block, l.Shared, l.LargeCluster, l.Cluster, l.Persistent = in.Rows*c, threads, stash*threads*16, c > MaxCluster, c, c >= pol.PersistentFrom
 	l.Defines = []string{fmt.Sprintf("CLUSTER=%d", c), fmt.Sprintf("VECS=%d", pol.Vecs), fmt.Sprintf("SVECS=%d", stash)}
 	l.Note += fmt.Sprintf("cluster of %d blocks of %d threads, %d floats per thread in registers", c, threads, 4*pol.Vecs)
 	if stash > 0 {
