@@ -10,7 +10,7 @@ OUT ?= out
 ARGS ?=
 TAGS := $(if $(filter nogpu,$(MODE)),-tags=nocuda,)
 
-.PHONY: setup notebooks test reproduce grade hub
+.PHONY: setup notebooks test reproduce kernelbench grade hub
 
 setup:
 	@bash .ci/setup.sh
@@ -26,6 +26,13 @@ test: setup
 # report written to $(OUT). For example: make reproduce ARGS="-lessons 01 -quick".
 reproduce: setup
 	@source .ci/env.sh && go run ./cmd/reproduce -out $(OUT) $(ARGS)
+
+# KernelBench's problems that the lessons cover, as KernelBench runs them (cmd/kernelbench): the
+# lessons' kernels beside the reference PyTorch model, eager and torch.compile, both correctness
+# verdicts and fast_p; tables printed, the receipt in $(OUT)/kernelbench.json. For example:
+# make kernelbench ARGS="-problems 1,23,L2-1" or ARGS="-small -trials 2".
+kernelbench: setup
+	@source .ci/env.sh && go run ./cmd/kernelbench -out $(OUT)/kernelbench.json $(ARGS)
 
 # Every notebook under every GPU profile (KERNELS_EMULATE), recorded in results/gpus.json and
 # docs/GPUS.md (cmd/gpus). For example: make gpus ARGS="-profiles t4,l4 -notebooks 03_matmul.ipynb".

@@ -15,11 +15,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/parallel"
 )
 
 // ID names the lesson's results and notebook.
@@ -189,7 +188,7 @@ func Reference(s Shape, a, b []float32, idx []int) []float64 {
 		spans = append(spans, span{row, lo, hi})
 		lo = hi
 	}
-	parallelFor(len(spans), func(i int) {
+	parallel.For(len(spans), func(i int) {
 		sp := spans[i]
 		arow := make([]float64, s.K)
 		for k := range arow {
@@ -218,33 +217,6 @@ func Reference(s Shape, a, b []float32, idx []int) []float64 {
 		}
 	})
 	return out
-}
-
-// parallelFor runs f(i) for i in [0, n) on GOMAXPROCS goroutines.
-func parallelFor(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	next := make(chan int, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // Gather picks the sampled elements of a full output, as float64.

@@ -32,11 +32,17 @@ type LayerNormOp struct {
 
 // fresh allocates an output of n floats, NaN-filled when the op poisons.
 func (o *LayerNormOp) fresh(n int) (*gpu.Buffer[float32], error) {
-	b, err := gpu.Alloc[float32](o.env.Session, n)
+	return freshOutput(o.env, "layer norm op", n, o.Poison)
+}
+
+// freshOutput allocates an output of n floats for an op, NaN-filled when poison is set so that a
+// check catches any element the kernels leave unwritten.
+func freshOutput(env *lab.Env, op string, n int, poison bool) (*gpu.Buffer[float32], error) {
+	b, err := gpu.Alloc[float32](env.Session, n)
 	if err != nil {
-		return nil, fmt.Errorf("layer norm op: allocating an output of %d floats: %w", n, err)
+		return nil, fmt.Errorf("%s: allocating an output of %d floats: %w", op, n, err)
 	}
-	if o.Poison {
+	if poison {
 		if err := b.Poison(); err != nil {
 			b.Free()
 			return nil, err

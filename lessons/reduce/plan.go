@@ -17,10 +17,10 @@ var LNDims = []int{64, 256, 256}
 func lnTorchShape(n int, norm []int) string { return fmt.Sprint(append([]int{n}, norm...)) }
 
 // Plan is what Run measures, quick or not. Softmax: the copy, the zeros check, every step and
-// PyTorch at the article's (4096, 65536), the short rows, the 16-bit step, and the sweep over
-// SoftmaxSweep(quick) at SoftmaxTotal elements. Layer norm: the copy, every step, the backward and
-// PyTorch at (16, 64, 256, 256), the stability runs, and the sweep over LNSweep(quick) at
-// LNSweepTotal elements.
+// PyTorch at the article's (4096, 65536), the short rows, the 16-bit step, the sweep over
+// SoftmaxSweep(quick) at SoftmaxTotal elements, and KernelBench's long rows (LongRows). Layer
+// norm: the copy, every step, the backward and PyTorch at (16, 64, 256, 256), the stability runs,
+// and the sweep over LNSweep(quick) at LNSweepTotal elements.
 func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 	art := shape(SoftmaxRows, SoftmaxCols)
 	pts := []lab.Point{lab.Headline(CaseSoftmax, lab.CopyShape()), lab.Headline(CaseZeros, shape(8, SoftmaxCols)),
@@ -28,6 +28,7 @@ func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 	for _, cols := range SoftmaxSweep(quick) {
 		pts = append(pts, lab.SweepPoint(CaseSoftmaxSweep, shape(SoftmaxTotal/cols, cols)))
 	}
+	pts = append(pts, lab.Headline(CaseLongRows, shape(LongRows[0], LongRows[1])))
 	pts = append(pts, lab.Headline(CaseLN, lab.CopyShape()), lab.Headline(CaseStability, shape(LNSamples, LNSize)),
 		lab.Headline(CaseStability, shape(LNShortStable[0], LNShortStable[1])))
 	for _, c := range []string{CaseLN, CaseLNBackward, CaseLNFwdBwd} {

@@ -13,6 +13,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+	"github.com/cudalessons/cudalessons/helpers/torch"
 )
 
 // anyLengthShapes reach every path of steps 8 and 9: lengths off every multiple of 4 (each row then
@@ -228,5 +229,32 @@ func TestTuneClusterAny(t *testing.T) {
 			t.Logf("TUNE cols %7d %s (%s): %.3f ms %.0f GB/s %.1f%%", cols, s.Name, plan.Note, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
 		}
 		q.Free()
+	}
+}
+
+// The PyTorch baseline keeps going past a shape the GPU has no memory for: that case is recorded
+// unavailable with the reason, the others are timed.
+func TestTorchBaselineOutOfMemory(t *testing.T) {
+	env := labtest.Open(t)
+	if _, err := torch.Available(); err != nil {
+		t.Skip(err)
+	}
+	run := env.NewRun(ID)
+	huge := SoftmaxCase{Case: "huge", Rows: 1 << 20, Cols: 1 << 20, DType: F32} // 4 TiB
+	small := SoftmaxCase{Case: "small", Rows: 64, Cols: 1000, DType: F32, Compile: true}
+	if err := TorchBaselines(env, run, []SoftmaxCase{huge, small}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := run.Select("huge")
+	if len(h) != 1 || h[0].MedianMS > 0 || !strings.Contains(h[0].Note, "out of device memory") {
+		t.Errorf("the 4 TiB case: %+v", h)
+	}
+	for _, r := range run.Select("small") {
+		if r.MedianMS <= 0 {
+			t.Errorf("the small case %s: %+v", r.Variant, r)
+		}
+	}
+	if len(run.Select("small")) != 2 {
+		t.Errorf("the small case: %+v", run.Select("small"))
 	}
 }

@@ -118,17 +118,7 @@ func SoftmaxShape(in []*autograd.Tensor) (rows, cols int, err error) {
 
 // fresh allocates an output of n floats, NaN-filled when the op poisons.
 func (o *SoftmaxOp) fresh(n int) (*gpu.Buffer[float32], error) {
-	b, err := gpu.Alloc[float32](o.env.Session, n)
-	if err != nil {
-		return nil, fmt.Errorf("softmax op: allocating an output of %d floats: %w", n, err)
-	}
-	if o.Poison {
-		if err := b.Poison(); err != nil {
-			b.Free()
-			return nil, err
-		}
-	}
-	return b, nil
+	return freshOutput(o.env, "softmax op", n, o.Poison)
 }
 
 // Forward implements autograd.Function.

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sort"
-	"sync"
+
+	"github.com/cudalessons/cudalessons/helpers/parallel"
 )
 
 // Shape is the size of one time-mix problem: B batch rows, C channels, T time steps. k and out are
@@ -133,33 +133,6 @@ func Gather[F Real](x []F, T int, rows []int) []float64 {
 	return out
 }
 
-// parallelFor runs f(i) for i in [0, n) on GOMAXPROCS goroutines fed by a channel.
-func parallelFor(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	next := make(chan int, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
 // ForwardRows is the float64 reference of the forward on the given rows (nil: all rows):
 //
 //	out[b][c][t] = eps + sum_{u=0..t} w[c][(T-1)-(t-u)] * k[b][c][u]
@@ -171,7 +144,7 @@ func ForwardRows[F Real](s Shape, w, k []F, eps float64, rows []int) []float64 {
 	}
 	T := s.T
 	out := make([]float64, len(rows)*T)
-	parallelFor(len(rows), func(i int) {
+	parallel.For(len(rows), func(i int) {
 		r := rows[i]
 		c := r % s.C
 		wr := make([]float64, T)
@@ -207,7 +180,7 @@ func BackwardDKRows[F Real](s Shape, w, g []F, rows []int) []float64 {
 	}
 	T := s.T
 	out := make([]float64, len(rows)*T)
-	parallelFor(len(rows), func(i int) {
+	parallel.For(len(rows), func(i int) {
 		r := rows[i]
 		c := r % s.C
 		wr := make([]float64, T)
@@ -246,7 +219,7 @@ func BackwardDWChannels[F Real](s Shape, k, g []F, channels []int) []float64 {
 	}
 	T := s.T
 	out := make([]float64, len(channels)*T)
-	parallelFor(len(channels), func(i int) {
+	parallel.For(len(channels), func(i int) {
 		c := channels[i]
 		o := out[i*T : (i+1)*T]
 		kr := make([]float64, T)

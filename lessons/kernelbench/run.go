@@ -1,0 +1,54 @@
+package kernelbench
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	kb "github.com/cudalessons/cudalessons/helpers/kernelbench"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/torch"
+)
+
+// TorchLimit bounds one problem's PyTorch script: its reference trials, the eager timing, and
+// torch.compile's compilation and timing.
+const TorchLimit = 30 * time.Minute
+
+// Torch is the PyTorch side of a run: torch.Run under TorchLimit and torch's version where python3
+// has torch with CUDA, else nil and why not.
+func Torch() (kb.TorchFunc, string, error) {
+	v, err := torch.Available()
+	if err != nil {
+		return nil, v, err
+	}
+	return func(script string, args, result any) error { return torch.Run(script, args, result, TorchLimit) }, v, nil
+}
+
+// Run runs the problems on env's GPU through the lessons' kernels, with PyTorch where python3 has
+// it (its columns and KernelBench's verdicts are marked unavailable otherwise), and returns the
+// receipt: env's, PyTorch's version and the project's commit. progress receives a line as each part
+// finishes.
+func Run(env *lab.Env, problems []kb.Problem, trials int, progress func(string)) (kb.Report, error) {
+	if !env.GPU() {
+		return kb.Report{}, fmt.Errorf("the KernelBench problems run on a GPU: %w", env.Why)
+	}
+	dir, err := os.MkdirTemp("", "kernelbench-")
+	if err != nil {
+		return kb.Report{}, fmt.Errorf("a scratch folder for PyTorch's files: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	cfg := kb.Config{Trials: trials, Dir: dir, Method: env.Bench.Method, Progress: progress}
+	receipt := env.Receipt
+	run, version, err := Torch()
+	if err != nil {
+		cfg.TorchWhy = err.Error()
+		if progress != nil {
+			progress("PyTorch's columns and KernelBench's verdicts are unavailable: " + err.Error())
+		}
+	} else {
+		receipt.Torch, cfg.Torch = version, run
+	}
+	results := kb.Run(problems, NewBackend(env), cfg)
+	return kb.NewReport(receipt, record.ProjectCommit(), trials, results), nil
+}
