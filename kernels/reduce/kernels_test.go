@@ -8,7 +8,7 @@ import (
 )
 
 // Every kernel file compiles with NVRTC for Hopper (no GPU needed), starts with its header comment
-// and declares the kernels the lesson looks up; the cluster step also compiles for every cluster size.
+// and declares the kernels the lesson looks up; the cluster steps also compile for their cluster sizes.
 func TestEveryFileCompiles(t *testing.T) {
 	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
 	want := map[string][]string{
@@ -19,6 +19,10 @@ func TestEveryFileCompiles(t *testing.T) {
 		"s5_cluster.cu":                {"softmax_cluster"},
 		"s6_warp_row.cu":               {"softmax_warp_row4", "softmax_warp_row1"},
 		"s7_half.cu":                   {"softmax_f16", "softmax_bf16"},
+		"s8_cluster_any.cu":            {"softmax_cluster_any"},
+		"s8b_cluster_stream.cu":        {"softmax_cluster_stream"},
+		"s9_split_row.cu":              {"softmax_split_stats", "softmax_split_write"},
+		"s10_backward.cu":              {"softmax_bwd_dot", "softmax_bwd_dx"},
 		"l1_block_per_sample.cu":       {"layernorm_block"},
 		"l2_partial_sums.cu":           {"ln_sumsq_partials", "ln_sumsq_normalize"},
 		"l3_welford.cu":                {"ln_welford_partials", "ln_welford_finalize", "ln_normalize"},
@@ -60,6 +64,18 @@ func TestEveryFileCompiles(t *testing.T) {
 		}
 		if !strings.Contains(res.PTX, ".reqnctapercluster "+strings.TrimPrefix(c, "CLUSTER=")) {
 			t.Errorf("s5_cluster.cu with %s: the PTX does not ask for that cluster size", c)
+		}
+	}
+	// Step 8 at the cluster sizes its plan picks, with and without shared memory (16 blocks is the
+	// non-portable size the host must allow before the launch).
+	for _, defs := range [][]string{{"CLUSTER=1", "SVECS=0"}, {"CLUSTER=6", "SVECS=8"}, {"CLUSTER=16", "SVECS=8"}} {
+		src, _ := Source("s8_cluster_any.cu")
+		res, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: append(defs, "VECS=8")})
+		if err != nil {
+			t.Fatalf("s8_cluster_any.cu with %v: %v", defs, err)
+		}
+		if !strings.Contains(res.PTX, ".reqnctapercluster "+strings.TrimPrefix(defs[0], "CLUSTER=")) {
+			t.Errorf("s8_cluster_any.cu with %v: the PTX does not ask for that cluster size", defs)
 		}
 	}
 	for _, f := range Files() {
