@@ -206,7 +206,7 @@ func stashLimit(d gpu.DeviceInfo) int {
 // PlanClusterAny picks step 8's launch under policy pol: the first cluster size whose blocks hold a
 // row in registers (as step 5, any length), or in registers and at most pol.Stash float4s per
 // thread of shared memory; past that, the largest cluster with all the shared memory a block may
-// have. It refuses rows that does not hold, naming the limit.
+// have. It refuses rows that do not fit even so, naming the limit.
 func PlanClusterAny(in SoftmaxInput, pol ClusterPolicy) (SoftmaxLaunch, error) {
 	n4 := gpu.CeilDiv(in.Cols, 4)
 	l := SoftmaxLaunch{Kernel: "softmax_cluster_any", Vec: 0}
