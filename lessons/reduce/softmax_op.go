@@ -18,9 +18,9 @@ const SplitRowsMaxCols = 65536
 
 // PickSoftmax is the step the softmax op runs on an input: 16-bit rows take step 7; float32 rows
 // of at most 1024 take step 6 (a warp per row); on Hopper (clusters) step 8 reads every other row
-// once while a cluster of at most 8 blocks holds it (up to 720896 floats on an H100); otherwise
-// step 4 takes many moderate rows (one block per row) and step 9 the rest (a row over many
-// blocks).
+// once while a cluster of at most 8 blocks holds it (up to 524288 floats on an H100: 8 blocks of
+// 1024 threads, 16 float4s each); otherwise step 4 takes many moderate rows (one block per row)
+// and step 9 the rest (a row over many blocks).
 func PickSoftmax(in SoftmaxInput) SoftmaxStep {
 	if in.DType != F32 {
 		return SoftmaxSteps[6]
