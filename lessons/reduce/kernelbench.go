@@ -39,23 +39,8 @@ func NewLayerNormOn(env *lab.Env, x, w, b, y *gpu.Buffer[float32], N, M int) (*L
 		}
 	}
 	p := &LNProblem{N: N, M: M, X: x, W: w, B: b, Y: y, env: env}
-	for _, a := range []struct {
-		dst  **gpu.Buffer[float32]
-		what string
-		n    int
-	}{{&p.Mean, "mean", N}, {&p.Rstd, "rstd", N}, {&p.C, "backward means", 2 * N}, {&p.Partials, "partials", partialsLen(env.Session.Device, N, M)}} {
-		buf, err := gpu.Alloc[float32](env.Session, a.n)
-		if err != nil {
-			p.Free()
-			return nil, fmt.Errorf("layer norm (%d, %d): allocating the %s: %w", N, M, a.what, err)
-		}
-		p.owned = append(p.owned, buf)
-		*a.dst = buf
-	}
-	var err error
-	if p.Sync, err = gpu.Alloc[uint32](env.Session, N+1); err != nil {
-		p.Free()
-		return nil, fmt.Errorf("layer norm (%d, %d): allocating the barrier counters: %w", N, M, err)
+	if err := p.allocScratch(); err != nil {
+		return nil, fmt.Errorf("layer norm (%d, %d): %w", N, M, err)
 	}
 	step := p.forwardStep()
 	run, _, err := p.Launcher(step, "")

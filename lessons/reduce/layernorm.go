@@ -247,12 +247,10 @@ func NewLNProblem(env *lab.Env, N, M int, seed uint64, shifted, backward bool, o
 	do(&p.Y, N*M, offset, nil)
 	do(&p.W, M, 0, p.w)
 	do(&p.B, M, 0, p.b)
-	do(&p.Mean, N, 0, nil)
-	do(&p.Rstd, N, 0, nil)
-	do(&p.C, 2*N, 0, nil)
-	do(&p.Partials, partialsLen(env.Session.Device, N, M), 0, nil)
 	if err == nil {
-		p.Sync, err = gpu.Alloc[uint32](env.Session, N+1)
+		if err = p.allocScratch(); err != nil {
+			return nil, fmt.Errorf("layer norm (%d, %d): %w", N, M, err) // allocScratch freed p
+		}
 	}
 	if backward {
 		p.dy = Uniform(F32, N*M, -1, 1, seed+3)
@@ -278,6 +276,31 @@ func (p *LNProblem) Free() {
 		p.Sync = nil
 	}
 	p.owned = nil
+}
+
+// allocScratch allocates what the forward and backward steps need beside x, w, b and the outputs
+// (mean, rstd, the backward's means, the partials, and step 6's barrier counters), owned by p until
+// Free; on an error it frees what it allocated.
+func (p *LNProblem) allocScratch() error {
+	for _, a := range []struct {
+		dst  **gpu.Buffer[float32]
+		what string
+		n    int
+	}{{&p.Mean, "mean", p.N}, {&p.Rstd, "rstd", p.N}, {&p.C, "backward means", 2 * p.N}, {&p.Partials, "partials", partialsLen(p.env.Session.Device, p.N, p.M)}} {
+		buf, err := gpu.Alloc[float32](p.env.Session, max(a.n, 1))
+		if err != nil {
+			p.Free()
+			return fmt.Errorf("allocating the %s (%d floats): %w", a.what, a.n, err)
+		}
+		p.owned = append(p.owned, buf)
+		*a.dst = buf
+	}
+	var err error
+	if p.Sync, err = gpu.Alloc[uint32](p.env.Session, p.N+1); err != nil {
+		p.Free()
+		return fmt.Errorf("allocating the barrier counters: %w", err)
+	}
+	return nil
 }
 
 // Plan is step s's launch on this problem.

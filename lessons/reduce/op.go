@@ -26,8 +26,7 @@ type LayerNormOp struct {
 	Poison bool
 	// Launches names the steps of the last forward and backward, for reports.
 	Launches []string
-	scratch  []*gpu.Buffer[float32]
-	syncs    []*gpu.Buffer[uint32]
+	kept     []*LNProblem // the statistics and scratch of each forward, for its backward
 }
 
 // fresh allocates an output of n floats, NaN-filled when the op poisons.
@@ -69,13 +68,10 @@ func (o *LayerNormOp) Name() string {
 
 // Free releases the buffers the op allocated for its backward (mean, rstd, partials).
 func (o *LayerNormOp) Free() {
-	for _, b := range o.scratch {
-		b.Free()
+	for _, p := range o.kept {
+		p.Free()
 	}
-	for _, b := range o.syncs {
-		b.Free()
-	}
-	o.scratch, o.syncs = nil, nil
+	o.kept = nil
 }
 
 // LNShape reads (N, M) from layer norm's inputs x, weight and bias, normalising the last dims
@@ -107,33 +103,14 @@ func LNShape(dims int, in []*autograd.Tensor) (N, M int, err error) {
 	return N, M, nil
 }
 
-// alloc allocates a scratch buffer the op keeps until Free.
-func (o *LayerNormOp) alloc(what string, n int) (*gpu.Buffer[float32], error) {
-	b, err := gpu.Alloc[float32](o.env.Session, max(n, 1))
-	if err != nil {
-		return nil, fmt.Errorf("layer norm op: allocating %s (%d floats): %w", what, n, err)
-	}
-	o.scratch = append(o.scratch, b)
-	return b, nil
-}
-
-// problem is an LNProblem over the op's buffers (no host copies: the checks are the op's own).
+// problem is an LNProblem over the op's buffers (no host copies: the checks are the op's own),
+// with its statistics and scratch, kept until Free.
 func (o *LayerNormOp) problem(N, M int, x, w, b *gpu.Buffer[float32]) (*LNProblem, error) {
 	p := &LNProblem{N: N, M: M, X: x, W: w, B: b, env: o.env}
-	var err error
-	for _, a := range []struct {
-		dst  **gpu.Buffer[float32]
-		what string
-		n    int
-	}{{&p.Mean, "mean", N}, {&p.Rstd, "rstd", N}, {&p.C, "backward means", 2 * N}, {&p.Partials, "partials", partialsLen(o.env.Session.Device, N, M)}} {
-		if *a.dst, err = o.alloc(a.what, a.n); err != nil {
-			return nil, err
-		}
+	if err := p.allocScratch(); err != nil {
+		return nil, fmt.Errorf("layer norm op: %w", err)
 	}
-	if p.Sync, err = gpu.Alloc[uint32](o.env.Session, N+1); err != nil {
-		return nil, fmt.Errorf("layer norm op: allocating the barrier counters: %w", err)
-	}
-	o.syncs = append(o.syncs, p.Sync)
+	o.kept = append(o.kept, p)
 	return p, nil
 }
 
