@@ -3,7 +3,10 @@
 //
 // Softmax over the rows of (4096, 65536) float32 climbs from a naive thread-per-row kernel to a
 // kernel that reads each row exactly once by splitting it across a Hopper thread block cluster;
-// a warp per row handles short rows, and half and bfloat16 rows use float arithmetic. Layer norm
+// a warp per row handles short rows, and half and bfloat16 rows use float arithmetic. Then rows of
+// any length (KernelBench's 4096 x 393216, GPT-2's 50257): clusters of up to 16 blocks holding a
+// row in registers and shared memory, scalar heads and tails, and split rows for GPUs without
+// clusters; SoftmaxOp wraps them as an autograd op with its backward. Layer norm
 // over the last three dimensions of (16, 64, 256, 256) climbs from one block per sample to
 // Welford statistics and a normalise pass that loads the weight and bias once, and has a backward
 // checked by finite differences. Every step is checked against a float64 reference on

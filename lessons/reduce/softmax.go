@@ -147,8 +147,7 @@ var SoftmaxSteps = []SoftmaxStep{
 		}},
 	{Name: "9 split row, two passes", File: "s9_split_row.cu", Idea: "a row over many blocks, a second launch as the barrier (no clusters needed)", DTypes: []DType{F32},
 		Plan: func(in SoftmaxInput) (SoftmaxLaunch, error) {
-			l := PlanSplit(in, "softmax_split_stats", "softmax_split_write")
-			return l, nil
+			return PlanSplit(in, "softmax_split_stats", "softmax_split_write"), nil
 		}},
 }
 
