@@ -3,8 +3,8 @@ package kernelbench
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/parallel"
 )
 
@@ -85,30 +85,7 @@ func DrawTrial(p Problem, params [][]float32, t int) [][]float32 {
 // the first and the last among them when n >= 2 (the edges where tails hide), the rest drawn from
 // the trial's seed; every index when n >= batch.
 func SliceIndices(batch, n, trial int) []int {
-	if n >= batch {
-		out := make([]int, batch)
-		for i := range out {
-			out[i] = i
-		}
-		return out
-	}
-	pick := map[int]bool{}
-	if n >= 1 {
-		pick[0] = true
-	}
-	if n >= 2 {
-		pick[batch-1] = true
-	}
-	r := rand.New(rand.NewPCG(TrialSeed(trial), 0x511ce))
-	for len(pick) < n {
-		pick[r.IntN(batch)] = true
-	}
-	out := make([]int, 0, n)
-	for i := range pick {
-		out = append(out, i)
-	}
-	slices.Sort(out)
-	return out
+	return check.Pick(rand.New(rand.NewPCG(TrialSeed(trial), 0x511ce)), batch, n)
 }
 
 // Gather copies the batch slices idx (each per elements long) of x into one array.

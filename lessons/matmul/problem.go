@@ -18,6 +18,7 @@ import (
 	"sort"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/parallel"
 )
 
@@ -124,12 +125,12 @@ func SampleOf(s Shape, rows, cols, n int, seed uint64) Sample {
 	}
 	r := rand.New(rand.NewPCG(seed, 0x5a3e))
 	pick := map[int]bool{}
-	for _, row := range pickSome(r, s.M, rows) {
+	for _, row := range check.Pick(r, s.M, rows) {
 		for j := 0; j < s.N; j++ {
 			pick[row*s.N+j] = true
 		}
 	}
-	for _, col := range pickSome(r, s.N, cols) {
+	for _, col := range check.Pick(r, s.N, cols) {
 		for i := 0; i < s.M; i++ {
 			pick[i*s.N+col] = true
 		}
@@ -143,33 +144,6 @@ func SampleOf(s Shape, rows, cols, n int, seed uint64) Sample {
 	}
 	sort.Ints(idx)
 	return Sample{Idx: idx, What: fmt.Sprintf("%d rows, %d columns and %d random elements (%d outputs)", min(rows, s.M), min(cols, s.N), n, len(idx))}
-}
-
-// pickSome is n distinct values of [0, total), the first and last among them when n >= 2.
-func pickSome(r *rand.Rand, total, n int) []int {
-	if n >= total {
-		out := make([]int, total)
-		for i := range out {
-			out[i] = i
-		}
-		return out
-	}
-	pick := map[int]bool{}
-	if n >= 1 {
-		pick[0] = true
-	}
-	if n >= 2 {
-		pick[total-1] = true
-	}
-	for len(pick) < n {
-		pick[r.IntN(total)] = true
-	}
-	out := make([]int, 0, n)
-	for i := range pick {
-		out = append(out, i)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // Reference is the float64 product at the sampled elements (in the order of idx): for each element
