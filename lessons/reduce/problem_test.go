@@ -3,6 +3,7 @@ package reduce
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -449,6 +450,29 @@ func TestPlanClusterAny(t *testing.T) {
 	}{{1000, SoftmaxSteps[5]}, {50257, SoftmaxSteps[7]}, {524288, SoftmaxSteps[7]}, {786432, SoftmaxSteps[9]}} {
 		if got := PickSoftmax(softmaxIn(F32, 64, c.cols, true)); got.Name != c.want.Name {
 			t.Errorf("the op on rows of %d picks %s, want %s", c.cols, got.Name, c.want.Name)
+		}
+	}
+}
+
+// The float64 softmax backward is the gradient of sum(dy * softmax(x)): central differences agree.
+func TestSoftmaxBackwardRowByFiniteDifferences(t *testing.T) {
+	x, dy := Uniform(F32, 7, -2, 2, 3), Uniform(F32, 7, -1, 1, 4)
+	loss := func(x []float32) float64 {
+		s := 0.0
+		for i, v := range SoftmaxRow(x) {
+			s += v * float64(dy[i])
+		}
+		return s
+	}
+	dx := SoftmaxBackwardRow(SoftmaxRow(x), dy)
+	const h = 1e-3
+	for i := range x {
+		xp, xm := slices.Clone(x), slices.Clone(x)
+		xp[i] += h
+		xm[i] -= h
+		num := (loss(xp) - loss(xm)) / (float64(xp[i]) - float64(xm[i]))
+		if math.Abs(num-dx[i]) > 1e-5 {
+			t.Errorf("dx[%d] = %.8f, central difference %.8f", i, dx[i], num)
 		}
 	}
 }
