@@ -52,9 +52,13 @@ func NewLayerNormOn(env *lab.Env, x, w, b, y *gpu.Buffer[float32], N, M int) (*L
 }
 
 // LayerNormScratchBytes is the device memory NewLayerNormOn allocates on d beside the caller's
-// buffers: mean, rstd, two backward means and the partials per sample (floats), and N+1 counters.
+// buffers: the floats of scratchLens and N+1 counters.
 func LayerNormScratchBytes(d gpu.DeviceInfo, N, M int) int64 {
-	return 4*(4*int64(N)+int64(partialsLen(d, N, M))) + 4*int64(N+1)
+	floats := 0
+	for _, n := range scratchLens(d, N, M) {
+		floats += n
+	}
+	return 4*int64(floats) + 4*int64(N+1)
 }
 
 // Verify says whether the last run gave up at step 6's grid barrier (it reads one flag back, so it

@@ -282,15 +282,15 @@ func (p *LNProblem) Free() {
 // (mean, rstd, the backward's means, the partials, and step 6's barrier counters), owned by p until
 // Free; on an error it frees what it allocated.
 func (p *LNProblem) allocScratch() error {
-	for _, a := range []struct {
+	lens := scratchLens(p.env.Session.Device, p.N, p.M)
+	for i, a := range []struct {
 		dst  **gpu.Buffer[float32]
 		what string
-		n    int
-	}{{&p.Mean, "mean", p.N}, {&p.Rstd, "rstd", p.N}, {&p.C, "backward means", 2 * p.N}, {&p.Partials, "partials", partialsLen(p.env.Session.Device, p.N, p.M)}} {
-		buf, err := gpu.Alloc[float32](p.env.Session, max(a.n, 1))
+	}{{&p.Mean, "mean"}, {&p.Rstd, "rstd"}, {&p.C, "backward means"}, {&p.Partials, "partials"}} {
+		buf, err := gpu.Alloc[float32](p.env.Session, lens[i])
 		if err != nil {
 			p.Free()
-			return fmt.Errorf("allocating the %s (%d floats): %w", a.what, a.n, err)
+			return fmt.Errorf("allocating the %s (%d floats): %w", a.what, lens[i], err)
 		}
 		p.owned = append(p.owned, buf)
 		*a.dst = buf
@@ -301,6 +301,13 @@ func (p *LNProblem) allocScratch() error {
 		return fmt.Errorf("allocating the barrier counters: %w", err)
 	}
 	return nil
+}
+
+// scratchLens are the floats of each scratch buffer allocScratch allocates for N samples of M on
+// d (at least one each): the means, the rstds, the backward's two means per sample, the partials.
+// Step 6's barrier counters, N+1 uint32s, come beside them.
+func scratchLens(d gpu.DeviceInfo, N, M int) [4]int {
+	return [4]int{max(N, 1), max(N, 1), max(2*N, 1), max(partialsLen(d, N, M), 1)}
 }
 
 // Plan is step s's launch on this problem.
