@@ -58,6 +58,9 @@ func checkArch(arch, version string, supported []int) error {
 	if err != nil || !strings.HasPrefix(arch, "compute_") {
 		return fmt.Errorf("architecture %q: NVRTC makes PTX for a virtual architecture such as compute_90", arch)
 	}
+	if strings.HasSuffix(arch, "a") && compareVersions(version, "12.0") < 0 {
+		return fmt.Errorf("NVRTC %s cannot compile for %s: architecture-specific targets (the \"a\" suffix: wgmma, setmaxnreg) came with CUDA 12.0. Install CUDA 12.0 or newer (CUDA 13 is fine: .ci/env.sh picks the newest NVRTC), or set CUDA_NVRTC_HOME to one", version, arch)
+	}
 	for _, a := range supported {
 		if a == cc {
 			return nil
@@ -90,4 +93,26 @@ func Library() string {
 		}
 	}
 	return ""
+}
+
+// compareVersions compares dotted versions ("11.8", "12.0") number by number: -1, 0 or 1. A part
+// that is not a number counts as 0.
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < max(len(as), len(bs)); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
 }

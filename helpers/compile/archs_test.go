@@ -23,6 +23,7 @@ func TestCheckArchSaysWhatTheNVRTCTargets(t *testing.T) {
 	}{
 		{"compute_90", "11.8", nvrtc118, nil},
 		{"compute_90a", "13.0", nvrtc130, nil},
+		{"compute_90a", "11.8", nvrtc118, []string{"NVRTC 11.8 cannot compile for compute_90a", "came with CUDA 12.0"}},
 		{"compute_120", "11.8", nvrtc118, []string{"NVRTC 11.8 cannot compile for compute_120 (compute capability 12.0)", "compute_35 to compute_90", "Install a newer CUDA toolkit"}},
 		{"compute_100", "11.8", nvrtc118, []string{"compute_100", "CUDA_NVRTC_HOME"}},
 		{"compute_70", "13.0", nvrtc130, []string{"NVRTC 13.0 cannot compile for compute_70 (compute capability 7.0)", "compute_75 to compute_121", "CUDA_NVRTC_HOME to a CUDA 12.x toolkit"}},

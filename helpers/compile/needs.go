@@ -13,14 +13,20 @@ import (
 //
 //	// Needs: compute capability 8.0 (cp.async and mma.sync with TF32).
 //	// Needs: compute capability 8.0 with USE_BF16 (bfloat16 arithmetic).
+//	// Needs: compute capability 9.0a (wgmma: Hopper only).
 //
-// The second form applies only when the source is compiled with that define. PTX and Assemble
+// The second form applies only when the source is compiled with that define. The third, with the
+// "a" suffix, is an architecture-specific need: the source must be compiled for exactly that
+// architecture's "a" target (compute_90a), which no other GPU runs, newer ones included. PTX and Assemble
 // refuse to compile a source for an architecture below what it needs, before NVRTC runs, with a
 // *NeedError that names the need; a reader's edited copy of a step keeps the line and the refusal.
 type Need struct {
 	CC   int    // compute capability times ten: 80 for 8.0
 	Why  string // what the source uses that needs it
 	With string // the define that brings the need in; "" for the whole source
+	// Exact is an architecture-specific need (9.0a): that compute capability and no other, compiled
+	// for its "a" target.
+	Exact bool
 }
 
 // CapabilityName writes a compute capability times ten as "8.0".
@@ -31,10 +37,13 @@ func (n Need) String() string {
 	if n.CC == 0 {
 		return "any GPU"
 	}
+	if n.Exact {
+		return fmt.Sprintf("compute capability %s exactly, compiled for compute_%da (%s)", CapabilityName(n.CC), n.CC, n.Why)
+	}
 	return fmt.Sprintf("compute capability %s (%s)", CapabilityName(n.CC), n.Why)
 }
 
-var needLine = regexp.MustCompile(`(?m)^\s*//\s*Needs: compute capability (\d+)\.(\d)(?: with ([A-Za-z_][A-Za-z0-9_]*))? \((.+)\)\.?\s*$`)
+var needLine = regexp.MustCompile(`(?m)^\s*//\s*Needs: compute capability (\d+)\.(\d)(a?)(?: with ([A-Za-z_][A-Za-z0-9_]*))? \((.+)\)\.?\s*$`)
 
 // Needs lists every need a source declares, whether or not its define is set.
 func Needs(code string) []Need {
@@ -42,7 +51,7 @@ func Needs(code string) []Need {
 	for _, m := range needLine.FindAllStringSubmatch(code, -1) {
 		maj, _ := strconv.Atoi(m[1])
 		min, _ := strconv.Atoi(m[2])
-		out = append(out, Need{CC: 10*maj + min, With: m[3], Why: m[4]})
+		out = append(out, Need{CC: 10*maj + min, Exact: m[3] == "a", With: m[4], Why: m[5]})
 	}
 	return out
 }
@@ -59,7 +68,7 @@ func Required(code string, defines []string) Need {
 		if n.With != "" && !slices.Contains(names, n.With) {
 			continue
 		}
-		if n.CC > best.CC {
+		if n.CC > best.CC || n.CC == best.CC && n.Exact {
 			best = n
 		}
 	}
@@ -95,7 +104,8 @@ func Fits(src Source, opts Options) error {
 		arch = DefaultArch
 	}
 	need := Required(src.Code, opts.Defines)
-	if cc := ArchCC(arch); need.CC > 0 && cc > 0 && cc < need.CC {
+	cc := ArchCC(arch)
+	if need.CC > 0 && cc > 0 && (cc < need.CC || need.Exact && (cc != need.CC || !strings.HasSuffix(arch, "a"))) {
 		return &NeedError{Name: src.Name, Need: need, Arch: arch}
 	}
 	return nil

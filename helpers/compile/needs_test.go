@@ -29,6 +29,17 @@ func TestNeedsAreReadFromTheHeader(t *testing.T) {
 	if r := Required("// needs nothing\nextern \"C\" __global__ void k() {}", nil); r.CC != 0 || r.String() != "any GPU" {
 		t.Errorf("no declaration: %+v", r)
 	}
+	hopper := "// Needs: compute capability 9.0a (wgmma: Hopper only).\n"
+	if n := Required(hopper, nil); n != (Need{CC: 90, Exact: true, Why: "wgmma: Hopper only"}) ||
+		n.String() != "compute capability 9.0 exactly, compiled for compute_90a (wgmma: Hopper only)" {
+		t.Errorf("the Hopper-only need: %+v %q", n, n.String())
+	}
+	src := Source{Name: "h.cu", Code: hopper}
+	for arch, refused := range map[string]bool{"compute_90a": false, "compute_90": true, "compute_100a": true, "compute_120": true, "compute_80": true} {
+		if err := Fits(src, Options{Arch: arch}); (err != nil) != refused {
+			t.Errorf("a Hopper-only source for %s: %v", arch, err)
+		}
+	}
 	for arch, cc := range map[string]int{"compute_75": 75, "sm_90": 90, "compute_90a": 90, "compute_100": 100, "sm_x": 0} {
 		if got := ArchCC(arch); got != cc {
 			t.Errorf("ArchCC(%q) = %d, want %d", arch, got, cc)

@@ -5,6 +5,47 @@ package gpu
 /*
 #cgo LDFLAGS: -lcuda
 #include <cuda.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// launchParams copies a launch's packed arguments (n of them, argument i at offsets[i] of data) into
+// C memory aligned to 64 bytes (a CUtensorMap argument needs it) and launches.
+static CUresult launchParams(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		unsigned bz, unsigned smem, const void *data, size_t bytes, const long long *offsets, int n) {
+	void *buf = NULL;
+	if (bytes > 0 && posix_memalign(&buf, 64, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+	void **argp = (void **)malloc((n > 0 ? n : 1) * sizeof(void *));
+	if (argp == NULL) { free(buf); return CUDA_ERROR_OUT_OF_MEMORY; }
+	if (bytes > 0) memcpy(buf, data, bytes);
+	for (int i = 0; i < n; i++) argp[i] = (char *)buf + offsets[i];
+	CUresult r = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, 0, argp, NULL);
+	free(argp);
+	free(buf);
+	return r;
+}
+
+// cuTensorMapEncodeTiled came with CUDA 12.0; the cuda.h this package builds against may be 11.8's,
+// so its prototype is declared here with plain C types, and the driver's symbol is looked up at run
+// time through cuGetProcAddress (the driver a 12.0 or newer toolkit installs has it).
+typedef CUresult (*encodeTiledFn)(void *tensorMap, int dataType, uint32_t rank, void *globalAddress,
+		const uint64_t *globalDim, const uint64_t *globalStrides, const uint32_t *boxDim,
+		const uint32_t *elementStrides, int interleave, int swizzle, int l2Promotion, int oobFill);
+
+static CUresult encodeTiled2D(void *out, int dtype, CUdeviceptr base, uint64_t rows, uint64_t cols,
+		uint64_t rowBytes, uint32_t boxRows, uint32_t boxCols, int swizzle, int *found) {
+	void *fn = NULL;
+	*found = 0;
+	CUresult r = cuGetProcAddress("cuTensorMapEncodeTiled", &fn, 12000, 0);
+	if (r != CUDA_SUCCESS || fn == NULL) return r == CUDA_SUCCESS ? CUDA_ERROR_NOT_FOUND : r;
+	*found = 1;
+	uint64_t dims[2] = {cols, rows};       // innermost first
+	uint64_t strides[1] = {rowBytes};      // of every dimension but the innermost, in bytes
+	uint32_t box[2] = {boxCols, boxRows};
+	uint32_t estrides[2] = {1, 1};
+	// interleave none (0), L2 promotion of 256 bytes (3), out-of-bounds elements filled with zeros (0)
+	return ((encodeTiledFn)fn)(out, dtype, 2, (void *)base, dims, strides, box, estrides, 0, swizzle, 3, 0);
+}
 static CUresult setMaxDynShared(CUfunction f, int bytes) {
 	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
 }
@@ -247,14 +288,54 @@ func (d *driver) maxActiveClusters(f function, grid, block, smem int) (n int, er
 	return
 }
 
-func (d *driver) launch(f function, cfg Config, words []uint64) error {
-	params := make([]unsafe.Pointer, len(words))
-	for i := range words {
-		params[i] = unsafe.Pointer(&words[i])
+func (d *driver) launch(f function, cfg Config, p params) error {
+	offsets := make([]C.longlong, len(p.offsets)+1)
+	for i, o := range p.offsets {
+		offsets[i] = C.longlong(o)
+	}
+	data := p.data
+	if len(data) == 0 {
+		data = []byte{0}
 	}
 	return d.do(func() error {
-		return f.Launch(cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z, cfg.Block.X, cfg.Block.Y, cfg.Block.Z,
-			cfg.SharedBytes, cu.Stream{}, params)
+		cf := *(*C.CUfunction)(unsafe.Pointer(&f))
+		r := C.launchParams(cf, C.uint(cfg.Grid.X), C.uint(cfg.Grid.Y), C.uint(cfg.Grid.Z),
+			C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z), C.uint(cfg.SharedBytes),
+			unsafe.Pointer(&data[0]), C.size_t(len(p.data)), &offsets[0], C.int(len(p.offsets)))
+		if r != C.CUDA_SUCCESS {
+			return resultError(r)
+		}
+		return nil
+	})
+}
+
+// resultError is a CUresult as an error with the driver's name for it: "CUDA_ERROR_INVALID_VALUE
+// (1)".
+func resultError(r C.CUresult) error {
+	var name *C.char
+	if C.cuGetErrorName(r, &name) == C.CUDA_SUCCESS && name != nil {
+		return fmt.Errorf("%s (%d)", C.GoString(name), int(r))
+	}
+	return fmt.Errorf("CUresult %d", int(r))
+}
+
+func (d *driver) encodeTiled(out *[16]uint64, t TensorMapSpec) error {
+	return d.do(func() error {
+		var found C.int
+		var buf [16]C.uint64_t
+		r := C.encodeTiled2D(unsafe.Pointer(&buf[0]), C.int(t.DType), C.CUdeviceptr(t.Base.DevicePtr()),
+			C.uint64_t(t.Rows), C.uint64_t(t.Cols), C.uint64_t(t.RowStride*t.DType.Bytes()),
+			C.uint32_t(t.BoxRows), C.uint32_t(t.BoxCols), C.int(t.Swizzle), &found)
+		if found == 0 {
+			return fmt.Errorf("the driver has no cuTensorMapEncodeTiled (it came with CUDA 12.0; this driver is %d): %w", cu.Version(), resultError(r))
+		}
+		if r != C.CUDA_SUCCESS {
+			return fmt.Errorf("cuTensorMapEncodeTiled: %w", resultError(r))
+		}
+		for i := range buf {
+			out[i] = uint64(buf[i])
+		}
+		return nil
 	})
 }
 

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"math"
 	"strings"
 	"testing"
@@ -60,12 +61,19 @@ func TestEstimateOccupancy(t *testing.T) {
 }
 
 func TestPackArgs(t *testing.T) {
-	w, err := packArgs([]any{int32(-1), float32(1.5), int64(1 << 40), float64(2)})
+	m := &TensorMap{}
+	for i := range m.words {
+		m.words[i] = uint64(100 + i)
+	}
+	p, err := packArgs([]any{int32(-1), float32(1.5), m, int64(1 << 40), float64(2)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w[0] != 0xffffffff || w[1] != uint64(math.Float32bits(1.5)) || w[2] != 1<<40 || w[3] != math.Float64bits(2) {
-		t.Errorf("words %x", w)
+	if p.word(0) != 0xffffffff || p.word(1) != uint64(math.Float32bits(1.5)) || p.word(3) != 1<<40 || p.word(4) != math.Float64bits(2) {
+		t.Errorf("params %x at %v", p.data, p.offsets)
+	}
+	if p.offsets[2] != 64 || p.offsets[3] != 64+128 || p.word(2) != 100 || binary.LittleEndian.Uint64(p.data[64+120:]) != 115 {
+		t.Errorf("the tensor map is not 128 bytes at offset 64: offsets %v", p.offsets)
 	}
 	if _, err := packArgs([]any{7}); err == nil || !strings.Contains(err.Error(), "int32") {
 		t.Errorf("a Go int was accepted: %v", err)

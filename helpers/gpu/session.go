@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"unsafe"
@@ -164,19 +165,20 @@ func (k *Kernel) Occupancy(blockThreads, dynShared int) (Occupancy, error) {
 // Launch checks cfg against the device's and the kernel's limits, then queues the kernel on the
 // default stream. Arguments must match the kernel's C parameters: a buffer (anything with a
 // DevicePtr method) for a pointer, int32 for int, uint32 for unsigned, float32 for float, int64 for
-// long long, float64 for double. A Go int is refused: its C size is ambiguous.
+// long long, float64 for double, a *TensorMap for a `const __grid_constant__ CUtensorMap`. A Go
+// int is refused: its C size is ambiguous.
 func (k *Kernel) Launch(cfg Config, args ...any) error {
 	if err := CheckConfig(k.s.Device, k.Attrs, cfg); err != nil {
 		return fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
-	words, err := packArgs(args)
+	p, err := packArgs(args)
 	if err != nil {
 		return fmt.Errorf("kernel %s: %w", k.Name, err)
 	}
 	if err := k.optIn(cfg.SharedBytes); err != nil {
 		return err
 	}
-	if err := k.s.drv.launch(k.fn, cfg, words); err != nil {
+	if err := k.s.drv.launch(k.fn, cfg, p); err != nil {
 		return fmt.Errorf("kernel %s: launch grid %v block %v shared %d: %w", k.Name, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
 	}
 	k.s.countLaunch(k)
@@ -223,34 +225,60 @@ func (k *Kernel) optIn(bytes int) error {
 // DevicePointer is implemented by device buffers and views.
 type DevicePointer interface{ DevicePtr() uintptr }
 
-// packArgs turns launch arguments into the 8-byte words the driver copies.
-func packArgs(args []any) ([]uint64, error) {
-	words := make([]uint64, len(args))
+// params are a launch's arguments laid out as cuLaunchKernel reads them: argument i's bytes start
+// at offsets[i] of data, 8 bytes for a scalar or a pointer, 128 for a tensor map (at a multiple of
+// 64, the alignment CUtensorMap has in C).
+type params struct {
+	data    []byte
+	offsets []int
+}
+
+// word returns argument i's first 8 bytes as a little-endian word (what a scalar argument holds).
+func (p params) word(i int) uint64 { return binary.LittleEndian.Uint64(p.data[p.offsets[i]:]) }
+
+// packArgs lays out launch arguments as the driver copies them.
+func packArgs(args []any) (params, error) {
+	var p params
+	put := func(w uint64) {
+		p.offsets = append(p.offsets, len(p.data))
+		p.data = binary.LittleEndian.AppendUint64(p.data, w)
+	}
 	for i, a := range args {
 		switch v := a.(type) {
+		case *TensorMap:
+			if v == nil {
+				return params{}, fmt.Errorf("argument %d is a nil tensor map", i)
+			}
+			for len(p.data)%64 != 0 {
+				p.data = append(p.data, 0)
+			}
+			p.offsets = append(p.offsets, len(p.data))
+			for _, w := range v.words {
+				p.data = binary.LittleEndian.AppendUint64(p.data, w)
+			}
 		case DevicePointer:
-			words[i] = uint64(v.DevicePtr())
+			put(uint64(v.DevicePtr()))
 		case int32:
-			words[i] = uint64(uint32(v))
+			put(uint64(uint32(v)))
 		case uint32:
-			words[i] = uint64(v)
+			put(uint64(v))
 		case int64:
-			words[i] = uint64(v)
+			put(uint64(v))
 		case uint64:
-			words[i] = v
+			put(v)
 		case float32:
-			words[i] = uint64(math.Float32bits(v))
+			put(uint64(math.Float32bits(v)))
 		case float64:
-			words[i] = math.Float64bits(v)
+			put(math.Float64bits(v))
 		case uintptr:
-			words[i] = uint64(v)
+			put(uint64(v))
 		case int:
-			return nil, fmt.Errorf("argument %d is a Go int (%d): pass int32 for a C int or int64 for long long", i, v)
+			return params{}, fmt.Errorf("argument %d is a Go int (%d): pass int32 for a C int or int64 for long long", i, v)
 		default:
-			return nil, fmt.Errorf("argument %d has type %T: pass a device buffer, int32, uint32, int64, uint64, float32 or float64", i, a)
+			return params{}, fmt.Errorf("argument %d has type %T: pass a device buffer, a *TensorMap, int32, uint32, int64, uint64, float32 or float64", i, a)
 		}
 	}
-	return words, nil
+	return p, nil
 }
 
 // sizeOf is the size in bytes of one element of type T.

@@ -58,7 +58,10 @@ func CheckStep(dir compile.Files, step, file string, defines []string, d gpu.Dev
 	need := compile.Required(src.Code, defines)
 	if need.CC > 0 {
 		c.Need = fmt.Sprintf("%s (%s)", compile.CapabilityName(need.CC), need.Why)
-		if d.Major > 0 && d.CC() < need.CC {
+		if need.Exact {
+			c.Need = fmt.Sprintf("%s only (%s)", compile.CapabilityName(need.CC), need.Why)
+		}
+		if d.Major > 0 && (d.CC() < need.CC || need.Exact && d.CC() != need.CC) {
 			c.Refused = fmt.Sprintf("%s needs %s; this GPU is %s", file, need, d.ComputeCapability())
 			return c
 		}

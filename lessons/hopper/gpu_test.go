@@ -1,0 +1,157 @@
+//go:build !nocuda
+
+package hopper
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+	"github.com/cudalessons/cudalessons/lessons/matmul"
+)
+
+// Awkward shapes: the smallest tiles, partial tiles in M, N and K (TMA's zero fill and the masked
+// stores), a single row, K of one 16-deep slice, shapes that leave the persistent step's second
+// block of a cluster past M, and more super-tiles than clusters.
+var awkward = shapes([][3]int{{64, 128, 64}, {128, 256, 128}, {8, 8, 8}, {1, 8, 16}, {200, 264, 72}, {129, 136, 1000},
+	{300, 520, 264}, {1000, 3000, 776}, {640, 1280, 512}, {2048, 2048, 512}})
+
+// shapes makes shapes from (M, N, K) triples.
+func shapes(mnk [][3]int) []matmul.Shape {
+	out := make([]matmul.Shape, len(mnk))
+	for i, d := range mnk {
+		out[i] = matmul.Shape{M: d[0], N: d[1], K: d[2]}
+	}
+	return out
+}
+
+// openHopper opens the lab and skips where the GPU is not a Hopper (the steps are refused there,
+// which the no-GPU tests prove).
+func openHopper(t *testing.T) *lab.Env {
+	t.Helper()
+	env := labtest.Open(t)
+	if err := NeedHopper("tests", env.Device()); err != nil {
+		t.Skip(err)
+	}
+	return env
+}
+
+// Every step in both formats on every awkward shape it takes (NaN-poisoned output, every element
+// of the small ones against the float64 reference), with a refusal naming the limit on the others;
+// the lesson's shape (sampled) in the long mode.
+func TestStepsAreCorrect(t *testing.T) {
+	env := openHopper(t)
+	shapes := awkward
+	if !testing.Short() {
+		shapes = append(shapes, Article)
+	}
+	for _, dtype := range DTypes {
+		for i, s := range shapes {
+			p, err := NewProblem(env, s, dtype, uint64(80+i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range append(append([]Step{}, Steps...), Variants...) {
+				if _, err := st.Plan(s, env.Device()); err != nil {
+					if !strings.Contains(err.Error(), "multiple") {
+						t.Errorf("%s refuses %v without naming the limit: %v", st.Name, s, err)
+					}
+					continue
+				}
+				res, err := p.Check(st, "")
+				if err != nil {
+					t.Fatalf("%s %s on %v: %v", st.Name, dtype, s, err)
+				}
+				if !res.OK {
+					t.Errorf("%s %s on %v: %v", st.Name, dtype, s, res.Err())
+				} else {
+					t.Logf("%s %s on %v: rel L2 %.2e, max abs %.2e", st.Name, dtype, s, res.RelL2, res.MaxAbs)
+				}
+			}
+			p.Free()
+		}
+	}
+}
+
+// A tensor map the driver would refuse is refused first, naming the rule.
+func TestTensorMapRefusals(t *testing.T) {
+	env := openHopper(t)
+	buf, err := gpu.Alloc[uint16](env.Session, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	view, _ := buf.View(1, 100)
+	for _, c := range []struct {
+		spec gpu.TensorMapSpec
+		want string
+	}{
+		{gpu.TensorMapSpec{Base: buf, DType: gpu.TensorFP16, Rows: 10, Cols: 12, BoxRows: 8, BoxCols: 64, Swizzle: gpu.Swizzle128B}, "multiple of 16 bytes"},
+		{gpu.TensorMapSpec{Base: view, DType: gpu.TensorFP16, Rows: 10, Cols: 8, BoxRows: 8, BoxCols: 64, Swizzle: gpu.Swizzle128B}, "16-byte aligned"},
+		{gpu.TensorMapSpec{Base: buf, DType: gpu.TensorFP16, Rows: 10, Cols: 64, BoxRows: 8, BoxCols: 128, Swizzle: gpu.Swizzle128B}, "swizzle span"},
+	} {
+		if _, err := env.Session.NewTensorMap(c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error saying %q", c.spec, err, c.want)
+		}
+	}
+	if _, err := env.Session.NewTensorMap(gpu.TensorMapSpec{Base: buf, DType: gpu.TensorFP16, Rows: 16, Cols: 64, BoxRows: 8, BoxCols: 64, Swizzle: gpu.Swizzle128B}); err != nil {
+		t.Errorf("a valid map was refused: %v", err)
+	}
+}
+
+// TestTuneSteps times every step against cuBLAS at 4096^3 (KERNELS_TUNE=1 only: a look at the
+// ladder while writing it, not a test of speed).
+func TestTuneSteps(t *testing.T) {
+	if os.Getenv("KERNELS_TUNE") == "" {
+		t.Skip("set KERNELS_TUNE=1 to time the steps")
+	}
+	env := openHopper(t)
+	shapes := []matmul.Shape{Article, {M: 8192, N: 8192, K: 8192}}
+	tt, err := RunTorch(shapes, bench.Default)
+	if err != nil {
+		t.Logf("no cuBLAS baseline: %v", err)
+	}
+	for _, dtype := range DTypes {
+		for _, s := range shapes {
+			p, err := NewProblem(env, s, dtype, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vendor := 0.0
+			if tt != nil {
+				vendor = tt.Times[s.String()][dtype].MedianMS
+				t.Logf("%s %v cuBLAS %.3f ms %.0f TFLOP/s (tf32 %.3f, fp32 %.3f)", dtype, s, vendor, s.FLOPs()/vendor/1e9,
+					tt.Times[s.String()]["tf32"].MedianMS, tt.Times[s.String()]["fp32"].MedianMS)
+			}
+			for _, st := range append(append([]Step{}, Steps...), Variants...) {
+				rec, err := p.Measure("tune", st, "")
+				if err != nil {
+					if errors.Is(err, gpu.ErrUnsupported) {
+						t.Logf("%s: %v", st.Name, err)
+						continue
+					}
+					t.Errorf("%s %s %v: %v", st.Name, dtype, s, err)
+					continue
+				}
+				_, prog, cfg, _ := p.Launcher(st, "")
+				rep := prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)
+				t.Logf("%s %v %-24s %.3f ms %6.0f TFLOP/s %s (regs %d, local %d, grid %v, smem %d, rel L2 %.1e)", dtype, s, st.Name, rec.MedianMS,
+					s.FLOPs()/rec.MedianMS/1e9, pct(vendor, rec.MedianMS), rep.Registers, rep.LocalBytes, cfg.Grid, cfg.SharedBytes, rec.RelL2)
+			}
+			p.Free()
+		}
+	}
+}
+
+func pct(vendor, ms float64) string {
+	if vendor == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%5.1f%% of cuBLAS's speed", 100*vendor/ms)
+}
