@@ -10,6 +10,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	kc "github.com/cudalessons/cudalessons/kernels/conv"
 	kg "github.com/cudalessons/cudalessons/kernels/giou"
+	kh "github.com/cudalessons/cudalessons/kernels/hopper"
 	km "github.com/cudalessons/cudalessons/kernels/matmul"
 	ko "github.com/cudalessons/cudalessons/kernels/oneflow"
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
@@ -18,6 +19,7 @@ import (
 	kv "github.com/cudalessons/cudalessons/kernels/vecadd"
 	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/giou"
+	"github.com/cudalessons/cudalessons/lessons/hopper"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 	"github.com/cudalessons/cudalessons/lessons/oneflow"
 	"github.com/cudalessons/cudalessons/lessons/reduce"
@@ -28,7 +30,7 @@ import (
 
 // All returns every lesson in order.
 func All() []lab.Lesson {
-	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, matmul.Lesson, reduce.Lesson, conv.Lesson, giou.Lesson, trilinear.Lesson}
+	return []lab.Lesson{vecadd.Lesson, rwkv.Lesson, oneflow.Lesson, matmul.Lesson, reduce.Lesson, conv.Lesson, giou.Lesson, trilinear.Lesson, hopper.Lesson}
 }
 
 // KernelFolder is the kernel folder of the lesson with the given ID: each lesson's package under
@@ -36,7 +38,7 @@ func All() []lab.Lesson {
 func KernelFolder(id string) (compile.Files, bool) {
 	f, ok := map[string]compile.Files{
 		"00_setup": kv.Kernels, "01_rwkv": kw.Kernels, "02_oneflow": ko.Kernels, "03_matmul": km.Kernels,
-		"04_reductions": kr.Kernels, "05_conv": kc.Kernels, "06_giou": kg.Kernels, "07_trilinear": kt.Kernels,
+		"04_reductions": kr.Kernels, "05_conv": kc.Kernels, "06_giou": kg.Kernels, "07_trilinear": kt.Kernels, "08_hopper": kh.Kernels,
 	}[id]
 	return f, ok
 }

@@ -74,6 +74,12 @@ func TestStepsAreCorrect(t *testing.T) {
 					t.Logf("%s %s on %v: rel L2 %.2e, max abs %.2e", st.Name, dtype, s, res.RelL2, res.MaxAbs)
 				}
 			}
+			if st := Persistent; s.M*s.N >= 1<<20 { // one cluster walks every super-tile
+				p.clusters = 1
+				if res, err := p.Check(st, ""); err != nil || !res.OK {
+					t.Errorf("%s %s on %v with one cluster: %v %v", st.Name, dtype, s, err, res.Err())
+				}
+			}
 			p.Free()
 		}
 	}

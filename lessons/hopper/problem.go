@@ -44,6 +44,9 @@ type Problem struct {
 	want   []float64
 	env    *lab.Env
 	maps   map[[2]int]*gpu.TensorMap // by (matrix 0 = A, 1 = B, 2 = C; box rows)
+	// clusters, when above 0, caps a persistent step's grid at that many clusters, so that the
+	// tests make one cluster walk many tiles.
+	clusters int
 }
 
 // Round16 rounds float32 values to dtype's 16-bit words, and returns the words and the values they
@@ -192,6 +195,9 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gp
 			return nil, prog, cfg, gpu.Unsupported("hopper %s: the driver fits no cluster of %d blocks of %d threads with %d bytes of shared memory each on this GPU", st.Name, st.Cluster, cfg.Block.X, cfg.SharedBytes)
 		}
 		cfg.Grid.X = min(cfg.Grid.X, st.Cluster*fit)
+		if p.clusters > 0 {
+			cfg.Grid.X = min(cfg.Grid.X, st.Cluster*p.clusters)
+		}
 	}
 	var out any = p.Cd
 	if st.StoreBytes > 0 {

@@ -1,0 +1,134 @@
+package hopper
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/charts"
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	kh "github.com/cudalessons/cudalessons/kernels/hopper"
+	"github.com/cudalessons/cudalessons/lessons/matmul"
+)
+
+// Every GPU but a Hopper is refused, naming the need and what runs instead; a Hopper takes the
+// lesson's shape with every step.
+func TestOnlyHopperRunsTheSteps(t *testing.T) {
+	for _, key := range gpu.ProfileKeys() {
+		p, _ := gpu.LookupProfile(key)
+		d := p.Device()
+		for _, c := range StepChecks(d) {
+			if d.CC() == 90 && !c.Runs() {
+				t.Errorf("%s: %s refused on a Hopper: %s", key, c.Step, c.Why())
+			}
+			if d.CC() != 90 && (c.Runs() || !strings.Contains(c.Why(), "9.0")) {
+				t.Errorf("%s (cc %d): %s not refused with its need: %q", key, d.CC(), c.Step, c.Why())
+			}
+		}
+	}
+}
+
+// Plans refuse what a step cannot take, naming the limit, and size the ring from the GPU.
+func TestPlans(t *testing.T) {
+	h100, _ := gpu.LookupProfile("h100")
+	d := h100.Device()
+	if _, err := Steps[0].Plan(matmul.Shape{M: 100, N: 128, K: 64}, d); err == nil || !strings.Contains(err.Error(), "M % 64 == 0") {
+		t.Errorf("step 1 on M = 100: %v", err)
+	}
+	if _, err := Steps[1].Plan(matmul.Shape{M: 100, N: 100, K: 30}, d); err == nil || !strings.Contains(err.Error(), "multiples of 8") {
+		t.Errorf("step 2 on K = 30: %v", err)
+	}
+	for _, st := range Steps[1:] {
+		cfg, err := st.Plan(matmul.Shape{M: 1000, N: 3000, K: 776}, d)
+		if err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+		if cfg.SharedBytes > d.MaxSharedPerBlockOptin || cfg.SharedBytes < MinStages*st.StageBytes+st.StoreBytes {
+			t.Errorf("%s: %d bytes of shared memory on %d", st.Name, cfg.SharedBytes, d.MaxSharedPerBlockOptin)
+		}
+	}
+	if n := Persistent.Stages(d); n != 3 {
+		t.Errorf("step 4 runs %d stages on an H100 (3 x 48 KiB + 64 KiB of staging fit in 227 KiB, 4 do not)", n)
+	}
+	if cfg, _ := Persistent.Plan(Article, d); cfg.Grid.X != d.SMs-d.SMs%2 {
+		t.Errorf("step 4's grid is %v on %d SMs, want a cluster of 2 per 2 SMs", cfg.Grid, d.SMs)
+	}
+	if _, err := Steps[0].Plan(matmul.Shape{M: 0, N: 8, K: 8}, d); err == nil {
+		t.Error("an empty product was planned")
+	}
+}
+
+// The need line makes every file Hopper-only: compiling for anything but compute_90a is refused
+// before NVRTC runs (compile.PTX calls Fits first).
+func TestEveryFileIsHopperOnly(t *testing.T) {
+	for _, f := range kh.Kernels.List() {
+		src, _ := kh.Source(f)
+		if n := compile.Required(src.Code, nil); n.CC != 90 || !n.Exact {
+			t.Errorf("%s declares %+v, want compute capability 9.0a", f, n)
+		}
+		for _, arch := range []string{"compute_90", "compute_100", "compute_120"} {
+			if err := compile.Fits(src, compile.Options{Arch: arch}); !errors.As(err, new(*compile.NeedError)) {
+				t.Errorf("%s for %s: %v, want a refusal naming the need", f, arch, err)
+			}
+		}
+	}
+}
+
+// Where the NVRTC is CUDA 12.0 or newer, every step compiles for compute_90a in both formats (the
+// no-GPU mode's compile check); with an older NVRTC the refusal names the version needed.
+func TestStepsCompile(t *testing.T) {
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	h100, _ := gpu.LookupProfile("h100")
+	for _, st := range append(append([]Step{}, Steps...), Variants...) {
+		src, err := st.Source("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dtype := range DTypes {
+			_, err := compile.PTX(src, st.Options(dtype, h100.Device()))
+			if err != nil && strings.Contains(err.Error(), "came with CUDA 12.0") {
+				t.Skipf("this NVRTC cannot compile compute_90a (the GPU machine's CUDA 13 does): %v", err)
+			}
+			if err != nil {
+				t.Errorf("%s %s: %v", st.Name, dtype, err)
+			}
+		}
+	}
+}
+
+// The swizzle is a permutation of every row's chunks, and of every column's rows: no two of a
+// chunk's 8 rows share a column of banks.
+func TestSwizzleIsConflictFree(t *testing.T) {
+	for r := 0; r < 8; r++ {
+		seenRow, seenCol := map[int]bool{}, map[int]bool{}
+		for c := 0; c < 8; c++ {
+			seenRow[SwizzledChunk(r, c)] = true
+			seenCol[SwizzledChunk(c, r)] = true
+		}
+		if len(seenRow) != 8 || len(seenCol) != 8 {
+			t.Fatalf("row or column %d is not a permutation", r)
+		}
+	}
+	p, err := SwizzleFigure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "swizzle.svg")
+	if err := charts.Save(p, path); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "c7") {
+		t.Error("the swizzle figure lacks its chunk labels")
+	}
+}
+
+// The tolerance is the 16-bit format's, with a floor that grows with K.
+func TestTolerance(t *testing.T) {
+	a, b := Tolerance(FP16, 4096), Tolerance(BF16, 4096)
+	if a.RelL2 >= b.RelL2 || a.Floor <= Tolerance(FP16, 64).Floor {
+		t.Errorf("fp16 %+v, bf16 %+v", a, b)
+	}
+}

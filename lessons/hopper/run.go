@@ -1,0 +1,228 @@
+package hopper
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+	kh "github.com/cudalessons/cudalessons/kernels/hopper"
+	"github.com/cudalessons/cudalessons/lessons/matmul"
+)
+
+// Lesson is lesson 08 for the reproduce command.
+var Lesson = lab.Lesson{ID: ID, Title: "Hopper's tensor cores: wgmma, TMA, warp specialization and clusters",
+	Run: Run, Tables: Tables, Figures: Figures, Plan: Plan, Steps: StepChecks, Compare: []string{FP16, BF16}}
+
+// Seed is the seed of the inputs at the lesson's shape.
+const Seed = 8
+
+// Lesson03 is lesson 03's fastest 16-bit product, measured beside the ladder: mma.sync m16n8k16
+// with ldmatrix and a cp.async pipeline, on fp16 halves of float32 inputs, float32 out.
+const Lesson03 = "lesson 03: mma.sync fp16 (hi x hi)"
+
+// SweepSizes are the square sizes of the sweep.
+func SweepSizes(quick bool) []int {
+	if quick {
+		return []int{1024, 4096}
+	}
+	return []int{512, 1024, 2048, 4096, 8192}
+}
+
+// Shapes are the shapes off the tiles on which the last step is timed beside cuBLAS: M, N and K
+// off the 128 x 256 x 64 tiles (K and N multiples of 8, as TMA's row strides need).
+var Shapes = []matmul.Shape{{M: 1000, N: 3000, K: 776}, {M: 4095, N: 4088, K: 4088}, {M: 513, N: 136, K: 1032}, {M: 255, N: 256, K: 264}}
+
+// Best is the lesson's last step, the one the sweep and the awkward shapes time.
+var Best = Steps[len(Steps)-1]
+
+// sweepName is the sweep's record name of a variant (a step or cuBLAS) in a format.
+func sweepName(variant, dtype string) string { return variant + " " + dtype }
+
+// Plan is what Run measures: every step and variant in both formats at 4096^3 with cuBLAS, the
+// awkward shapes, and the sweep.
+func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
+	a := Article.String()
+	pts := []lab.Point{lab.Headline(FP16, a), lab.Headline(BF16, a), lab.Headline("reference", a)}
+	for _, s := range Shapes {
+		pts = append(pts, lab.Headline("shapes", s.String()))
+	}
+	for _, n := range SweepSizes(quick) {
+		pts = append(pts, lab.SweepPoint("sweep", matmul.Shape{M: n, N: n, K: n}.String()))
+	}
+	return pts
+}
+
+// StepChecks checks every step and variant on d at the lesson's shape: its declared need (Hopper
+// only), then its plan. On any other GPU every one is refused, naming lesson 03's steps instead.
+func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
+	var out []lab.StepCheck
+	for _, st := range append(append([]Step{}, Steps...), Variants...) {
+		c := lab.CheckStep(kh.Kernels, st.Name, st.File, st.DefinesOn(FP16, d), d, func() error {
+			_, err := st.Plan(Article, d)
+			return err
+		})
+		if !c.Runs() {
+			c.Instead = "lesson 03's tensor-core steps (mma.sync)"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Run measures, in one process: cuBLAS through PyTorch (fp16, bf16, TF32, float32) at every shape,
+// every step and variant in fp16 and bf16 at 4096^3 (checked on a NaN-poisoned output, then timed),
+// lesson 03's fastest 16-bit product, the awkward shapes and the size sweep. On a GPU other than
+// a Hopper every step is refused (recorded, with the need) and only the baselines run.
+func Run(env *lab.Env, quick bool) (*record.Run, error) {
+	run := env.NewRun(ID)
+	refused := lab.Lesson{Steps: StepChecks}.RefusedOn(env.Device())
+	sweep := SweepSizes(quick)
+	all := append(append([]Step{}, Steps...), Variants...)
+	prog := show.NewProgress("lesson 08", 2+2*len(all)+len(Shapes)+2*len(sweep))
+	defer prog.Done()
+
+	shapes := append([]matmul.Shape{Article}, Shapes...)
+	for _, n := range sweep {
+		if n != Article.M {
+			shapes = append(shapes, matmul.Shape{M: n, N: n, K: n})
+		}
+	}
+	addTorch(env, run, shapes)
+	prog.Step("cuBLAS through PyTorch")
+
+	if len(refused) == 0 {
+		for _, dtype := range DTypes {
+			p, err := NewProblem(env, Article, dtype, Seed)
+			if err != nil {
+				return nil, err
+			}
+			for _, st := range all {
+				rec, err := p.Measure(dtype, st, "")
+				if err != nil {
+					p.Free()
+					return nil, err
+				}
+				run.Add(rec)
+				if rep, err := p.Report(st); err == nil && dtype == FP16 {
+					run.Kernels = append(run.Kernels, rep)
+				}
+				prog.Step(st.Name + " " + dtype)
+			}
+			p.Free()
+		}
+		for i, s := range Shapes {
+			p, err := NewProblem(env, s, FP16, uint64(90+i))
+			if err != nil {
+				return nil, err
+			}
+			rec, err := p.Measure("shapes", Best, "")
+			p.Free()
+			if err != nil {
+				return nil, err
+			}
+			run.Add(rec)
+			prog.Step("shape " + s.String())
+		}
+		for _, n := range sweep {
+			s := matmul.Shape{M: n, N: n, K: n}
+			for _, dtype := range DTypes {
+				p, err := NewProblem(env, s, dtype, uint64(100+n))
+				if err != nil {
+					return nil, err
+				}
+				rec, err := p.Measure("sweep", Best, "")
+				p.Free()
+				if err != nil {
+					return nil, err
+				}
+				rec.Variant, rec.Size = sweepName(Best.Name, dtype), int64(n)
+				run.Add(rec)
+				prog.Step(fmt.Sprintf("sweep %s n=%d", dtype, n))
+			}
+		}
+	}
+	if err := addLesson03(env, run); err != nil {
+		return nil, err
+	}
+	for _, c := range StepChecks(env.Device()) {
+		if c2, ok := refused[c.Step]; ok {
+			run.Add(lab.RefusedRecord(c2))
+		}
+	}
+	return run, nil
+}
+
+// addLesson03 measures lesson 03's fastest 16-bit product at 4096^3 (where the GPU runs it).
+func addLesson03(env *lab.Env, run *record.Run) error {
+	if matmul.Refusal(matmul.HiOnly, env.Device()) != nil {
+		return nil
+	}
+	p, err := matmul.NewCheckedProblem(env, Article, Seed)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	rec, err := p.Measure(FP16, matmul.HiOnly, "")
+	if err != nil {
+		return fmt.Errorf("lesson 03's fp16 step: %w", err)
+	}
+	rec.Variant, rec.Kind = Lesson03, "baseline"
+	rec.Note += "; float32 A and B split to fp16 halves first (timed), C in float32"
+	run.Add(rec)
+	return nil
+}
+
+// addTorch measures cuBLAS at every shape. When PyTorch is unavailable the records say why.
+func addTorch(env *lab.Env, run *record.Run, shapes []matmul.Shape) {
+	tt, err := RunTorch(shapes, env.Bench.Method)
+	if err != nil {
+		for _, v := range Vendor {
+			run.Add(record.Record{Case: caseOfVendor(v.DType), Variant: v.Name, Kind: "baseline", DType: v.DType, Shape: Article.String(), Note: err.Error()})
+		}
+		return
+	}
+	run.Receipt.Torch = tt.Torch
+	for _, s := range shapes {
+		for _, v := range Vendor {
+			t, ok := tt.Times[s.String()][v.Key]
+			if !ok {
+				continue
+			}
+			rec := record.Record{Variant: v.Name, Kind: "baseline", DType: v.DType, Shape: s.String(), Size: int64(s.M), Correct: true,
+				Note: "torch " + tt.Torch + ", inputs torch.rand*2-1"}
+			w := bench.Work{FLOPs: s.FLOPs(), Bytes: float64(DeviceBytes(s))}
+			timing := matmul.TorchTiming(t)
+			if s == Article {
+				rec.Case = caseOfVendor(v.DType)
+				run.Add(env.WithTiming(rec, w, timing))
+			}
+			if v.DType != FP16 && v.DType != BF16 {
+				continue
+			}
+			if s != Article || slices.Contains(SweepSizes(false), s.M) {
+				r2 := rec
+				switch {
+				case s.M == s.N && s.N == s.K:
+					r2.Case, r2.Variant = "sweep", sweepName("cuBLAS", v.DType)
+				case v.DType == FP16:
+					r2.Case = "shapes"
+				default:
+					continue
+				}
+				run.Add(env.WithTiming(r2, w, timing))
+			}
+		}
+	}
+}
+
+// caseOfVendor is the case of cuBLAS's record of dtype at the lesson's shape.
+func caseOfVendor(dtype string) string {
+	if dtype == FP16 || dtype == BF16 {
+		return dtype
+	}
+	return "reference"
+}

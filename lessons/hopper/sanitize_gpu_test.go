@@ -1,0 +1,54 @@
+//go:build !nocuda
+
+package hopper
+
+import (
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+	kh "github.com/cudalessons/cudalessons/kernels/hopper"
+	"github.com/cudalessons/cudalessons/lessons/matmul"
+)
+
+// sanitizeShapes are small enough for racecheck and reach every path: 64x128x64 is step 1's one
+// tile; 200x264x72 is partial tiles in M, N and K (TMA's zero fill, the masked and clipped stores)
+// and one super-tile whose second block lies partly past M; 640x512x320 is five k tiles (the
+// rings wrap around) and 6 super-tiles of step 4, which the test also has one cluster walk alone
+// (the ring's counters and phases carried from tile to tile).
+var sanitizeShapes = []matmul.Shape{{M: 64, N: 128, K: 64}, {M: 200, N: 264, K: 72}, {M: 640, N: 512, K: 320}}
+
+// TestSanitize launches every kernel of kernels/hopper (every step and variant, in both formats) on
+// sanitizeShapes, for cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each
+// result against the float64 reference; it fails unless every kernel of the folder was launched.
+func TestSanitize(t *testing.T) {
+	env := openHopper(t)
+	for _, dtype := range DTypes {
+		for i, s := range sanitizeShapes {
+			p, err := NewProblem(env, s, dtype, uint64(60+i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range append(append([]Step{}, Steps...), Variants...) {
+				if _, err := st.Plan(s, env.Device()); err != nil {
+					continue
+				}
+				res, err := p.Check(st, "")
+				if err != nil {
+					t.Fatalf("%s %s on %v: %v", st.Name, dtype, s, err)
+				}
+				if !res.OK {
+					t.Errorf("%s %s on %v: %v", st.Name, dtype, s, res.Err())
+				}
+			}
+			if s.M == 640 {
+				p.clusters = 1
+				res, err := p.Check(Persistent, "")
+				if err != nil || !res.OK {
+					t.Errorf("%s %s on %v walked by one cluster: %v %v", Persistent.Name, dtype, s, err, res.Err())
+				}
+			}
+			p.Free()
+		}
+	}
+	labtest.LaunchedEvery(t, kh.Kernels, env)
+}

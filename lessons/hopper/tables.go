@@ -1,0 +1,181 @@
+package hopper
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/cudalessons/cudalessons/helpers/charts"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+func tflops(r record.Record) string {
+	if r.GFLOPs <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", r.GFLOPs/1e3)
+}
+
+func verdictOf(r record.Record) string {
+	switch {
+	case r.Kind == "baseline" && r.RelL2 == 0:
+		return "baseline"
+	case r.Correct:
+		return fmt.Sprintf("pass, %s (rel L2 %.1e)", r.Tol, r.RelL2)
+	}
+	return fmt.Sprintf("FAIL at %s (rel L2 %.1e)", r.Tol, r.RelL2)
+}
+
+// share is mine's speed as a share of base's (base / mine), or "—".
+func share(base, mine float64) string {
+	if base <= 0 || mine <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*base/mine)
+}
+
+// LadderTable is every step, variant and baseline in one format at 4096^3: time, throughput, share
+// of the tensor-core peak, speed as a share of cuBLAS's in the same run, and the check.
+func LadderTable(run *record.Run, dtype string) show.Table {
+	recs := run.Select(dtype)
+	peakHeader, peakCell := show.PeakColumn(run.Receipt, recs)
+	t := show.Table{Title: fmt.Sprintf("C = A·B in %s at 4096 x 4096 x 4096 (137 GFLOP): every step and cuBLAS, one run", dtype),
+		Header: []string{"step", "median", "min .. max", "TFLOP/s", peakHeader, "share of cuBLAS's speed", "check against float64"}}
+	base := run.Median(dtype, VendorName(dtype))
+	for _, r := range recs {
+		if r.MedianMS <= 0 {
+			t.Rows = append(t.Rows, []string{r.Variant, "unavailable", "", "", "", "", r.Note})
+			continue
+		}
+		t.Rows = append(t.Rows, []string{r.Variant, show.MS(r.MedianMS), show.MS(r.MinMS) + " .. " + show.MS(r.MaxMS), tflops(r), peakCell(r),
+			share(base, r.MedianMS), verdictOf(r)})
+	}
+	t.Caption = show.Sentences("Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run); shares are ratios of medians of this run. "+
+		"Inputs and output in "+dtype+", sums in float32; each kernel is checked on a NaN-poisoned output at 4 full rows, 4 full columns and 512 random elements "+
+		"against the float64 product of the same 16-bit inputs.", show.PeakNote(run.Receipt, recs), "Measured: "+run.Receipt.String())
+	return t
+}
+
+// ShapesTable is the last step on shapes off its tiles, beside cuBLAS fp16.
+func ShapesTable(run *record.Run) show.Table {
+	t := show.Table{Title: "Shapes off the 128 x 256 x 64 tiles (fp16): TMA's zero fill and masked stores, beside cuBLAS",
+		Header: []string{"shape", "kernel", "median", "TFLOP/s", "share of cuBLAS's speed", "check"}}
+	cub := map[string]float64{}
+	for _, r := range run.Select("shapes") {
+		if r.Kind == "baseline" {
+			cub[r.Shape] = r.MedianMS
+		}
+	}
+	for _, r := range run.Select("shapes") {
+		vs := "—"
+		if r.Kind == "kernel" {
+			vs = share(cub[r.Shape], r.MedianMS)
+		}
+		t.Rows = append(t.Rows, []string{r.Shape, r.Variant, show.MS(r.MedianMS), tflops(r), vs, verdictOf(r)})
+	}
+	return t
+}
+
+// SweepTable is TFLOP/s against size for the last step and cuBLAS in both formats.
+func SweepTable(run *record.Run) show.Table {
+	names := []string{sweepName(Best.Name, FP16), sweepName("cuBLAS", FP16), sweepName(Best.Name, BF16), sweepName("cuBLAS", BF16)}
+	t := show.Table{Title: "TFLOP/s against size (n x n x n)", Header: append([]string{"n"}, names...)}
+	for _, n := range SweepSizes(false) {
+		row, found := []string{strconv.Itoa(n)}, false
+		for _, v := range names {
+			if r, ok := run.Find("sweep", v, int64(n)); ok && r.MedianMS > 0 {
+				row, found = append(row, tflops(r)), true
+			} else {
+				row = append(row, "—")
+			}
+		}
+		if found {
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	t.Caption = "Each kernel point checked against float64 before it was timed; cuBLAS through torch.matmul in the same run."
+	return t
+}
+
+// Targets is the closing table: each target of issue 20 that this lesson's steps judge, with the
+// figure this run measured, and the targets of formats the lesson has no step for yet, not measured.
+func Targets(run *record.Run) show.Table {
+	t := show.NewTargets("Targets (H100, 4096^3)")
+	for _, dtype := range DTypes {
+		cub := run.Median(dtype, VendorName(dtype))
+		var best record.Record
+		for _, r := range run.Select(dtype) {
+			if r.Kind == "kernel" && r.Correct && r.MedianMS > 0 && (best.MedianMS == 0 || r.MedianMS < best.MedianMS) {
+				best = r
+			}
+		}
+		t.Add(fmt.Sprintf("%s: the fastest step >= 95%% of cuBLAS %s's speed", dtype, dtype),
+			fmt.Sprintf("%s: %s vs cuBLAS %s = %s", best.Variant, show.MS(best.MedianMS), show.MS(cub), share(cub, best.MedianMS)),
+			cub > 0 && best.MedianMS > 0 && cub/best.MedianMS >= 0.95, cub > 0 && best.MedianMS > 0)
+	}
+	for _, todo := range []string{"TF32 >= 85% of cuBLAS TF32's speed", "float32-accurate (split) >= 3x cuBLAS fp32, rel L2 <= cuBLAS fp32's",
+		"deep 3x3 convolution no slower than cuDNN TF32"} {
+		t.Add(todo, "no step of this lesson yet", false, false)
+	}
+	if refused := lab.Refused(run); len(refused) > 0 {
+		for i := 0; i < 2; i++ {
+			t.Rows[i][1], t.Rows[i][2] = "refused on this GPU: "+refused[0].Note, "not measured: refused on this GPU"
+		}
+	}
+	t.Caption = "From this run's own medians. Measured: " + run.Receipt.String()
+	return t.Table
+}
+
+// Tables are the lesson's tables from a run.
+func Tables(run *record.Run) []show.Table {
+	out := []show.Table{LadderTable(run, FP16), LadderTable(run, BF16), ShapesTable(run), SweepTable(run), Targets(run)}
+	if rt, ok := lab.RefusedTable(run); ok {
+		out = append(out, rt)
+	}
+	return append(out, show.Reports("Compile reports at 4096^3 (fp16)", run.Kernels))
+}
+
+// Figures are the throughput per step in both formats beside cuBLAS, the sweep, and the swizzle.
+func Figures(run *record.Run) ([]lab.Figure, error) {
+	var figs []lab.Figure
+	var labels []string
+	vals := map[string][]float64{}
+	for _, st := range append(append([]Step{}, Steps...), Variants...) {
+		labels = append(labels, st.Name)
+		for _, dtype := range DTypes {
+			r, _ := run.Find(dtype, st.Name, 0)
+			vals[dtype] = append(vals[dtype], r.GFLOPs/1e3)
+		}
+	}
+	labels = append(labels, "cuBLAS")
+	for _, dtype := range DTypes {
+		r, _ := run.Find(dtype, VendorName(dtype), 0)
+		vals[dtype] = append(vals[dtype], r.GFLOPs/1e3)
+	}
+	if vals[FP16][len(labels)-1] > 0 || vals[FP16][0] > 0 {
+		var series []charts.Series
+		for _, dtype := range DTypes {
+			series = append(series, charts.Series{Name: dtype, Values: vals[dtype]})
+		}
+		cub, _ := run.Find(FP16, VendorName(FP16), 0)
+		p, err := charts.Bars("C = A·B at 4096^3: TFLOP/s per step (dashed: cuBLAS fp16)", "TFLOP/s", labels, series, false, cub.GFLOPs/1e3)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "08_tflops", Plot: p})
+	}
+	lines := lab.SweepLines(run.Select("sweep"), func(r record.Record) float64 { return r.GFLOPs / 1e3 })
+	if len(lines) > 0 {
+		p, err := charts.Lines("Throughput against size (n x n x n)", "n", "TFLOP/s", lines, true, false)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, lab.Figure{Name: "08_sweep", Plot: p})
+	}
+	sw, err := SwizzleFigure()
+	if err != nil {
+		return nil, err
+	}
+	return append(figs, lab.Figure{Name: "08_swizzle", Plot: sw}), nil
+}
