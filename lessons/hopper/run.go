@@ -107,7 +107,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 					return nil, err
 				}
 				run.Add(rec)
-				if rep, err := p.Report(st); err == nil && dtype == FP16 {
+				if rep, err := p.Report(st); err == nil && dtype == FP16 && st.Defines == nil { // the steps' reports only
 					run.Kernels = append(run.Kernels, rep)
 				}
 				prog.Step(st.Name + " " + dtype)

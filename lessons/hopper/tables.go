@@ -53,7 +53,7 @@ func LadderTable(run *record.Run, dtype string) show.Table {
 	}
 	t.Caption = show.Sentences("Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run); shares are ratios of medians of this run. "+
 		"Inputs and output in "+dtype+", sums in float32; each kernel is checked on a NaN-poisoned output at 4 full rows, 4 full columns and 512 random elements "+
-		"against the float64 product of the same 16-bit inputs.", show.PeakNote(run.Receipt, recs), "Measured: "+run.Receipt.String())
+		"against the float64 product of the same 16-bit inputs. The steps are compiled for compute_90a (Hopper's architecture-specific instructions).", show.PeakNote(run.Receipt, recs), "Measured: "+run.Receipt.String())
 	return t
 }
 
@@ -133,7 +133,21 @@ func Tables(run *record.Run) []show.Table {
 	if rt, ok := lab.RefusedTable(run); ok {
 		out = append(out, rt)
 	}
-	return append(out, show.Reports("Compile reports at 4096^3 (fp16)", run.Kernels))
+	return append(out, show.Reports("Compile reports at 4096^3 (fp16)", stepReports(run)))
+}
+
+// stepReports are the run's compile reports, one per kernel and source (a run before the variants'
+// reports were left out holds one per variant too, which builds the same kernel with other defines).
+func stepReports(run *record.Run) []record.KernelReport {
+	var out []record.KernelReport
+	seen := map[[2]string]bool{}
+	for _, k := range run.Kernels {
+		if key := [2]string{k.Kernel, k.Source}; !seen[key] {
+			seen[key] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Figures are the throughput per step in both formats beside cuBLAS, the sweep, and the swizzle.
