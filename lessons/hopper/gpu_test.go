@@ -161,3 +161,24 @@ func pct(vendor, ms float64) string {
 	}
 	return fmt.Sprintf("%5.1f%% of cuBLAS's speed", 100*vendor/ms)
 }
+
+// Each exercise's starter fails its check on the GPU and its solution passes it.
+func TestExercises(t *testing.T) {
+	env := openHopper(t)
+	for _, x := range Exercises {
+		r, err := x.Check(env, x.Starter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Passed || !r.Compiled {
+			t.Errorf("%s: the starter compiled %v and passed %v: %s", x.Title, r.Compiled, r.Passed, r.Reason)
+		}
+		sol, err := x.Solution()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err = x.Check(env, sol); err != nil || !r.Passed || !r.Ran || r.Mine.Median <= 0 {
+			t.Errorf("%s: the solution: %+v, %v", x.Title, r, err)
+		}
+	}
+}

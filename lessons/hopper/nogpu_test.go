@@ -132,3 +132,20 @@ func TestTolerance(t *testing.T) {
 		t.Errorf("fp16 %+v, bf16 %+v", a, b)
 	}
 }
+
+// Each exercise's starter is its step's file with the kernel renamed and one piece taken out; the
+// solution is the same file with the piece in place.
+func TestExercisesAreTheStepsWithAHole(t *testing.T) {
+	for _, x := range Exercises {
+		sol, err := x.Solution()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Starter == "" || x.Starter == sol || !strings.Contains(x.Starter, "TODO") {
+			t.Errorf("%s: the starter is empty, the solution, or says nothing to do", x.Title)
+		}
+		if !strings.Contains(x.Starter, x.Kernel+"(") || !strings.Contains(sol, x.Kernel+"(") {
+			t.Errorf("%s: the kernel is not named %s", x.Title, x.Kernel)
+		}
+	}
+}

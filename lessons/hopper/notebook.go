@@ -1,0 +1,298 @@
+package hopper
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/show"
+	"github.com/cudalessons/cudalessons/lessons/matmul"
+)
+
+// The notebook's cells call these: each shows one thing and keeps the cell a line long.
+
+// TryShape is the shape on which Try and the exercises check a kernel on every output: partial tiles
+// in M, N and K for the TMA steps.
+var TryShape = matmul.Shape{M: 256, N: 256, K: 128}
+
+// Intro shows the mode banner, the problem with its floors on this GPU, the tolerances, and whether
+// this GPU and this NVRTC can run the lesson's steps at all.
+func Intro(env *lab.Env) error {
+	show.Note(show.Info, env.Banner())
+	s := Article
+	t := show.Table{Title: "The lesson's problem", Header: []string{"quantity", "value"}, Rows: [][]string{
+		{"shape", "C (4096 x 4096) = A (4096 x 4096) · B (4096 x 4096), row-major, in fp16 or bf16; sums in float32; inputs uniform in [-1, 1) rounded to the format"},
+		{"work", fmt.Sprintf("%.1f GFLOP", s.FLOPs()/1e9)},
+	}}
+	for _, f := range DTypes {
+		if p := env.Receipt.PeakFor(f); p.GFLOPS > 0 {
+			t.Rows = append(t.Rows, []string{strings.ToUpper(f) + " tensor peak (datasheet, dense)", fmt.Sprintf("%.0f TFLOP/s: no kernel beats %s", p.GFLOPS/1e3, bench.FormatMS(s.FLOPs()/(p.GFLOPS*1e9)*1e3))})
+		}
+	}
+	t.Display()
+	tt := show.Table{Title: "Tolerances (each kernel against the float64 product of the same 16-bit inputs)", Header: []string{"format", "rel L2", "element", "floor at K = 4096", "why"}}
+	for _, f := range DTypes {
+		tol := Tolerance(f, s.K)
+		tt.Rows = append(tt.Rows, []string{f, fmt.Sprintf("%.0e", tol.RelL2), fmt.Sprintf("%.0e x |ref|", tol.Rel), fmt.Sprintf("%.1e", tol.Floor), tol.Why})
+	}
+	tt.Display()
+	if err := NeedHopper("steps", env.Device()); err != nil {
+		show.Note(show.Info, "This GPU cannot run the lesson's steps: "+err.Error()+". The cells show the recorded H100 run and the sources.")
+	}
+	if err := compile.CheckArch(Arch); err != nil {
+		show.Note(show.Info, "This NVRTC cannot compile the steps: "+err.Error()+". The cells show the recorded compile reports.")
+	}
+	return nil
+}
+
+// Swizzle draws the 128-byte swizzle that TMA writes and wgmma reads.
+func Swizzle(env *lab.Env) error {
+	p, err := SwizzleFigure()
+	if err != nil {
+		return err
+	}
+	return show.Plot(p)
+}
+
+// Overview runs the lesson on a Hopper GPU (or shows the recorded run) and shows both formats'
+// ladders beside cuBLAS.
+func Overview(env *lab.Env) error {
+	run, err := env.Last(Lesson, false)
+	if err != nil {
+		if !env.GPU() {
+			show.Note(show.Info, "No recorded GPU run of this lesson is available yet ("+err.Error()+").")
+			return nil
+		}
+		return err
+	}
+	what := "Measured on this GPU: "
+	if !env.GPU() || NeedHopper("", env.Device()) != nil {
+		what = "Recorded results: "
+	}
+	show.Note(show.Info, what+run.Receipt.String())
+	LadderTable(run, FP16).Display()
+	LadderTable(run, BF16).Display()
+	if t, ok := lab.RefusedTable(run); ok {
+		t.Display()
+	}
+	return nil
+}
+
+// unbuildable says whether err is this NVRTC's inability to compile compute_90a (not a fault of the
+// source).
+func unbuildable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "came with CUDA 12.0")
+}
+
+// Walk shows one step: its source with line numbers, its compile report (the recorded one, or
+// compiled now), and its lines of the run in both formats.
+func Walk(env *lab.Env, step string) error {
+	st, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	src, err := st.Source("")
+	if err != nil {
+		return err
+	}
+	show.Source(src.Name, src.Code)
+	run, rerr := env.Shown(Lesson)
+	var rep record.KernelReport
+	found := false
+	if run != nil {
+		for _, k := range run.Kernels {
+			if k.Kernel == st.Kernel && !found {
+				rep, found = k, true
+			}
+		}
+	}
+	if !found && NeedHopper(st.Name, env.Device()) == nil {
+		rep, err = compileReport(env, st)
+		switch {
+		case unbuildable(err):
+			show.Note(show.Info, err.Error())
+		case err != nil:
+			return err
+		default:
+			found = true
+		}
+	}
+	if found {
+		show.Reports("compile report of "+st.Kernel+" at 4096^3", []record.KernelReport{rep}).Display()
+	}
+	if rerr != nil {
+		if errors.Is(rerr, lab.ErrNoRecord) {
+			return nil
+		}
+		return rerr
+	}
+	var recs []record.Record
+	for _, f := range DTypes {
+		if r, ok := run.Find(f, st.Name, 0); ok {
+			recs = append(recs, r)
+		}
+		if r, ok := run.Find(f, VendorName(f), 0); ok {
+			recs = append(recs, r)
+		}
+	}
+	show.Records(st.Name+" beside cuBLAS at 4096^3", recs, run.Receipt).Display()
+	return nil
+}
+
+// compileReport compiles a step for compute_90a and reports it at the lesson's launch (the static
+// shared memory only, without a GPU).
+func compileReport(env *lab.Env, st Step) (record.KernelReport, error) {
+	src, err := st.Source("")
+	if err != nil {
+		return record.KernelReport{}, err
+	}
+	prog, err := env.BuildWith(src, st.Options(FP16, env.Device()), st.Kernel)
+	if err != nil {
+		return record.KernelReport{}, err
+	}
+	cfg, err := st.Plan(Article, env.Device())
+	if err != nil {
+		return record.KernelReport{}, err
+	}
+	return prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes), nil
+}
+
+// Try compiles a reader's version of a step (same file layout, kernel name and parameters), checks
+// it in fp16 on every output of TryShape and on the sampled 4096^3 against float64, and times it
+// beside the original there. Without a Hopper (or with an NVRTC older than 12.0) it says what it
+// could not do.
+func Try(env *lab.Env, step, code string) error {
+	st, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	if err := NeedHopper(st.Name, env.Device()); err != nil {
+		return err
+	}
+	src, err := st.Source(code)
+	if err != nil {
+		return err
+	}
+	prog, err := env.BuildWith(src, st.Options(FP16, env.Device()), st.Kernel)
+	if unbuildable(err) {
+		show.Note(show.Info, "Not compiled: "+err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cfg, err := st.Plan(Article, env.Device())
+	if err != nil {
+		return err
+	}
+	show.Reports("compile report of your "+st.Kernel, []record.KernelReport{prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)}).Display()
+	if !env.GPU() {
+		show.Note(show.Info, "Your kernel compiled. Checking and timing it needs a Hopper GPU ("+env.Mode.String()+").")
+		return nil
+	}
+	for _, s := range []matmul.Shape{TryShape, Article} {
+		p, err := NewProblem(env, s, FP16, 31)
+		if err != nil {
+			return err
+		}
+		if _, err := st.Plan(s, env.Device()); err != nil {
+			p.Free()
+			continue
+		}
+		res, err := p.Check(st, code)
+		if err != nil {
+			p.Free()
+			return err
+		}
+		if !res.OK {
+			p.Free()
+			show.Note(show.Failure, fmt.Sprintf("Your %s is wrong on %v (%s): %v", st.Name, s, p.Sample.What, res.Err()))
+			return nil
+		}
+		if s != Article {
+			p.Free()
+			continue
+		}
+		mine, err := p.Measure("try", st, code)
+		if err != nil {
+			p.Free()
+			return err
+		}
+		orig, err := p.Measure("try", st, "")
+		p.Free()
+		if err != nil {
+			return err
+		}
+		mine.Variant, orig.Variant = "your "+st.Name, st.Name
+		show.Records("your kernel beside the original, fp16 4096^3", []record.Record{mine, orig}, env.Receipt).Display()
+	}
+	show.Note(show.Success, "Correct on every output of "+TryShape.String()+" and on the sampled 4096^3.")
+	return nil
+}
+
+// Charts shows the throughput per step, the sweep and the awkward shapes.
+func Charts(env *lab.Env) error {
+	run, err := env.ShownOrNil(Lesson)
+	if run == nil {
+		return err
+	}
+	if err := Lesson.ShowFigures(run, "08_tflops", "08_sweep"); err != nil {
+		return err
+	}
+	SweepTable(run).Display()
+	ShapesTable(run).Display()
+	return nil
+}
+
+// Limits shows which shapes each step takes, decided before any launch on this GPU.
+func Limits(env *lab.Env) error {
+	shapes := []matmul.Shape{Article, {M: 1000, N: 3000, K: 776}, {M: 4096, N: 4096, K: 4100}, {M: 1, N: 8, K: 8}}
+	t := show.Table{Title: "Which step takes which shape (each plan decides before anything runs)", Header: []string{"step"}}
+	for _, s := range shapes {
+		t.Header = append(t.Header, s.String())
+	}
+	d := env.Device()
+	if NeedHopper("", d) != nil {
+		h100, _ := gpu.LookupProfile("h100")
+		d = h100.Device()
+		t.Title += ", on an H100 (this GPU refuses every step)"
+	}
+	for _, st := range Steps {
+		row := []string{st.Name}
+		for _, s := range shapes {
+			if _, err := st.Plan(s, d); err != nil {
+				row = append(row, "refuses: "+strings.TrimPrefix(err.Error(), "hopper "+st.Name+": "))
+			} else {
+				row = append(row, "takes it")
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Display()
+	return nil
+}
+
+// Reports shows the compile reports of the run.
+func Reports(env *lab.Env) error {
+	run, err := env.ShownOrNil(Lesson)
+	if run == nil {
+		return err
+	}
+	show.Reports("Compile reports at 4096^3 (fp16)", stepReports(run)).Display()
+	return nil
+}
+
+// ShowTargets shows the targets table of the run.
+func ShowTargets(env *lab.Env) error {
+	run, err := env.ShownOrNil(Lesson)
+	if run == nil {
+		return err
+	}
+	Targets(run).Display()
+	return nil
+}
