@@ -8,13 +8,13 @@ import (
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
 
-// The vendor's products the lesson measures beside its steps, by their keys in the PyTorch script
-// and their names in the records: cuBLAS through torch.matmul, which on Hopper runs wgmma kernels.
+// The vendor's 16-bit products the lesson measures beside its steps, by their keys in the PyTorch
+// script and their names in the records: cuBLAS through torch.matmul, which on Hopper runs wgmma
+// kernels. (cuBLAS in float32 and TF32, with its error on the lesson's inputs, comes from lesson 03's
+// script: matmul.RunTorch.)
 var Vendor = []struct{ Key, Name, DType string }{
 	{"fp16", "cuBLAS fp16 (torch.matmul, half in and out)", FP16},
 	{"bf16", "cuBLAS bf16 (torch.matmul, bfloat16 in and out)", BF16},
-	{"tf32", matmul.TorchTF32, "tf32"},
-	{"fp32", matmul.TorchFP32, "float32"},
 }
 
 // VendorName is the record name of cuBLAS's product of dtype.
@@ -28,7 +28,7 @@ func VendorName(dtype string) string {
 }
 
 // torchScript runs after helpers/torch's prelude (ARGS, bench, emit). It times torch.matmul at each
-// shape in fp16, bf16, TF32 and float32 (TF32 off), inputs uniform in [-1, 1) like the lesson's.
+// shape in fp16 and bf16, inputs uniform in [-1, 1) like the lesson's.
 const torchScript = `
 res = {"times": {}}
 for M, N, K in ARGS["shapes"]:
@@ -39,17 +39,13 @@ for M, N, K in ARGS["shapes"]:
         x, y = a.to(dt), b.to(dt)
         out[key] = bench(lambda: torch.matmul(x, y))
         del x, y
-    torch.backends.cuda.matmul.allow_tf32 = True
-    out["tf32"] = bench(lambda: torch.matmul(a, b))
-    torch.backends.cuda.matmul.allow_tf32 = False
-    out["fp32"] = bench(lambda: torch.matmul(a, b))
     del a, b
     res["times"]["%dx%dx%d" % (M, N, K)] = out
 emit(res)
 `
 
-// TorchTimes are cuBLAS's timings by shape ("4096x4096x4096") and key ("fp16", "bf16", "tf32",
-// "fp32"), with PyTorch's version.
+// TorchTimes are cuBLAS's timings by shape ("4096x4096x4096") and key ("fp16", "bf16"), with
+// PyTorch's version.
 type TorchTimes struct {
 	Times map[string]map[string]torch.Timing `json:"times"`
 	Torch string                             `json:"torch"`

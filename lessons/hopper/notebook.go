@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -140,6 +141,9 @@ func Walk(env *lab.Env, step string) error {
 			recs = append(recs, r)
 		}
 	}
+	if st.Name == Split.Name {
+		recs = run.Select(Float32)
+	}
 	show.Records(st.Name+" beside cuBLAS at 4096^3", recs, run.Receipt).Display()
 	return nil
 }
@@ -163,7 +167,8 @@ func compileReport(env *lab.Env, st Step) (record.KernelReport, error) {
 }
 
 // Try compiles a reader's version of a step (same file layout, kernel name and parameters), checks
-// it in fp16 on every output of TryShape and on the sampled 4096^3 against float64, and times it
+// it (in fp16, or in float32 for the split) on every output of TryShape and on the sampled 4096^3
+// against float64, and times it
 // beside the original there. Without a Hopper (or with an NVRTC older than 12.0) it says what it
 // could not do.
 func Try(env *lab.Env, step, code string) error {
@@ -196,13 +201,12 @@ func Try(env *lab.Env, step, code string) error {
 		return nil
 	}
 	for _, s := range []matmul.Shape{TryShape, Article} {
-		p, err := NewProblem(env, s, FP16, 31)
+		if _, err := st.Plan(s, env.Device()); err != nil {
+			continue
+		}
+		p, err := newProduct(env, st, s, 31)
 		if err != nil {
 			return err
-		}
-		if _, err := st.Plan(s, env.Device()); err != nil {
-			p.Free()
-			continue
 		}
 		res, err := p.Check(st, code)
 		if err != nil {
@@ -211,7 +215,7 @@ func Try(env *lab.Env, step, code string) error {
 		}
 		if !res.OK {
 			p.Free()
-			show.Note(show.Failure, fmt.Sprintf("Your %s is wrong on %v (%s): %v", st.Name, s, p.Sample.What, res.Err()))
+			show.Note(show.Failure, fmt.Sprintf("Your %s is wrong on %v (%s): %v", st.Name, s, p.What(), res.Err()))
 			return nil
 		}
 		if s != Article {
@@ -229,9 +233,20 @@ func Try(env *lab.Env, step, code string) error {
 			return err
 		}
 		mine.Variant, orig.Variant = "your "+st.Name, st.Name
-		show.Records("your kernel beside the original, fp16 4096^3", []record.Record{mine, orig}, env.Receipt).Display()
+		show.Records("your kernel beside the original, "+mine.DType+" 4096^3", []record.Record{mine, orig}, env.Receipt).Display()
 	}
 	show.Note(show.Success, "Correct on every output of "+TryShape.String()+" and on the sampled 4096^3.")
+	return nil
+}
+
+// Accuracy shows the float32 case: the split beside cuBLAS fp32 and TF32 and lesson 03's split,
+// each with its error against float64.
+func Accuracy(env *lab.Env) error {
+	run, err := env.ShownOrNil(Lesson)
+	if run == nil {
+		return err
+	}
+	AccurateTable(run).Display()
 	return nil
 }
 
@@ -262,7 +277,7 @@ func Limits(env *lab.Env) error {
 		d = h100.Device()
 		t.Title += ", on an H100 (this GPU refuses every step)"
 	}
-	for _, st := range Steps {
+	for _, st := range append(append([]Step{}, Steps...), Split) {
 		row := []string{st.Name}
 		for _, s := range shapes {
 			if _, err := st.Plan(s, d); err != nil {
@@ -295,4 +310,21 @@ func ShowTargets(env *lab.Env) error {
 	}
 	Targets(run).Display()
 	return nil
+}
+
+// product is a problem a step runs on: 16-bit (Problem) for steps 1-4, float32 (AccurateProblem)
+// for the split.
+type product interface {
+	Check(st Step, code string) (check.Result, error)
+	Measure(caseName string, st Step, code string) (record.Record, error)
+	Free()
+	What() string // the elements a check compares
+}
+
+// newProduct draws the problem of shape s that st runs on.
+func newProduct(env *lab.Env, st Step, s matmul.Shape, seed uint64) (product, error) {
+	if st.Name == Split.Name {
+		return NewAccurateProblem(env, s, seed)
+	}
+	return NewProblem(env, s, FP16, seed)
 }

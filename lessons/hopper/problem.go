@@ -286,3 +286,6 @@ func (p *Problem) Report(st Step) (record.KernelReport, error) {
 	}
 	return prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes), nil
 }
+
+// What says which elements a check compares.
+func (p *Problem) What() string { return p.Sample.What }

@@ -46,7 +46,7 @@ func sweepName(variant, dtype string) string { return variant + " " + dtype }
 // awkward shapes, and the sweep.
 func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 	a := Article.String()
-	pts := []lab.Point{lab.Headline(FP16, a), lab.Headline(BF16, a), lab.Headline("reference", a)}
+	pts := []lab.Point{lab.Headline(FP16, a), lab.Headline(BF16, a), lab.Headline(Float32, a)}
 	for _, s := range Shapes {
 		pts = append(pts, lab.Headline("shapes", s.String()))
 	}
@@ -60,7 +60,7 @@ func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 // only), then its plan. On any other GPU every one is refused, naming lesson 03's steps instead.
 func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 	var out []lab.StepCheck
-	for _, st := range append(append([]Step{}, Steps...), Variants...) {
+	for _, st := range append(append(append([]Step{}, Steps...), Variants...), Split) {
 		c := lab.CheckStep(kh.Kernels, st.Name, st.File, st.DefinesOn(FP16, d), d, func() error {
 			_, err := st.Plan(Article, d)
 			return err
@@ -82,7 +82,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	refused := lab.Lesson{Steps: StepChecks}.RefusedOn(env.Device())
 	sweep := SweepSizes(quick)
 	all := append(append([]Step{}, Steps...), Variants...)
-	prog := show.NewProgress("lesson 08", 2+2*len(all)+len(Shapes)+2*len(sweep))
+	prog := show.NewProgress("lesson 08", 3+2*len(all)+len(Shapes)+2*len(sweep))
 	defer prog.Done()
 
 	shapes := append([]matmul.Shape{Article}, Shapes...)
@@ -148,6 +148,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	if err := addLesson03(env, run); err != nil {
 		return nil, err
 	}
+	if err := addAccurate(env, run, len(refused) == 0); err != nil {
+		return nil, err
+	}
+	prog.Step("float32: the split, cuBLAS fp32 and TF32, lesson 03's split")
 	for _, c := range StepChecks(env.Device()) {
 		if c2, ok := refused[c.Step]; ok {
 			run.Add(lab.RefusedRecord(c2))
@@ -181,7 +185,7 @@ func addTorch(env *lab.Env, run *record.Run, shapes []matmul.Shape) {
 	tt, err := RunTorch(shapes, env.Bench.Method)
 	if err != nil {
 		for _, v := range Vendor {
-			run.Add(record.Record{Case: caseOfVendor(v.DType), Variant: v.Name, Kind: "baseline", DType: v.DType, Shape: Article.String(), Note: err.Error()})
+			run.Add(record.Record{Case: v.DType, Variant: v.Name, Kind: "baseline", DType: v.DType, Shape: Article.String(), Note: err.Error()})
 		}
 		return
 	}
@@ -197,11 +201,8 @@ func addTorch(env *lab.Env, run *record.Run, shapes []matmul.Shape) {
 			w := bench.Work{FLOPs: s.FLOPs(), Bytes: float64(DeviceBytes(s))}
 			timing := matmul.TorchTiming(t)
 			if s == Article {
-				rec.Case = caseOfVendor(v.DType)
+				rec.Case = v.DType
 				run.Add(env.WithTiming(rec, w, timing))
-			}
-			if v.DType != FP16 && v.DType != BF16 {
-				continue
 			}
 			if s != Article || slices.Contains(SweepSizes(false), s.M) {
 				r2 := rec
@@ -219,10 +220,60 @@ func addTorch(env *lab.Env, run *record.Run, shapes []matmul.Shape) {
 	}
 }
 
-// caseOfVendor is the case of cuBLAS's record of dtype at the lesson's shape.
-func caseOfVendor(dtype string) string {
-	if dtype == FP16 || dtype == BF16 {
-		return dtype
+// Float32 is the case of the float32-accurate products: the split step, cuBLAS in float32 and TF32
+// with their errors on the same inputs, and lesson 03's split.
+const Float32 = "float32"
+
+// Lesson03Split is lesson 03's float32-accurate step, measured beside the split on wgmma.
+const Lesson03Split = "9 fp16x3 split"
+
+// addAccurate measures the float32 case at 4096^3: cuBLAS fp32 and TF32 through lesson 03's PyTorch
+// script (timed, and their errors on the same inputs against float64), the split step (where the
+// GPU runs it: hopper is false elsewhere) and lesson 03's split.
+func addAccurate(env *lab.Env, run *record.Run, hopper bool) error {
+	p, err := NewAccurateProblem(env, Article, Seed)
+	if err != nil {
+		return err
 	}
-	return "reference"
+	defer p.Free()
+	tr, terr := matmul.RunTorch([]matmul.Shape{Article}, p.Problem, env.Bench.Method)
+	for _, v := range matmul.TorchVariants {
+		if v.Key == "fp16" {
+			continue
+		}
+		rec := record.Record{Case: Float32, Variant: v.Name, Kind: "baseline", DType: v.DType, Shape: Article.String(), Size: int64(Article.M)}
+		if terr != nil {
+			rec.Note = terr.Error()
+			run.Add(rec)
+			continue
+		}
+		run.Receipt.Torch = tr.Torch
+		rec.Correct, rec.Note = true, "torch "+tr.Torch+", inputs torch.rand*2-1"
+		if c, ok := tr.Cross[v.Key]; ok {
+			rec.RelL2, rec.MaxAbs, rec.Correct, rec.Tol = c.RelL2, c.MaxAbs, c.OK, c.Tol.Name
+			rec.Note += "; its error on the lesson's inputs against float64, " + p.Sample.What
+		}
+		run.Add(env.WithTiming(rec, Article.Work(), matmul.TorchTiming(tr.Times[Article.String()][v.Key])))
+	}
+	if hopper {
+		rec, err := p.Measure(Float32, Split, "")
+		if err != nil {
+			return err
+		}
+		run.Add(rec)
+		if rep, err := p.Report(); err == nil {
+			run.Kernels = append(run.Kernels, rep)
+		}
+	}
+	st, err := matmul.StepByName(Lesson03Split)
+	if err != nil || matmul.Refusal(st, env.Device()) != nil {
+		return err
+	}
+	rec, err := p.Problem.Measure(Float32, st, "")
+	if err != nil {
+		return fmt.Errorf("lesson 03's split: %w", err)
+	}
+	rec.Variant, rec.Kind = "lesson 03: "+st.Name+" (mma.sync)", "baseline"
+	run.Add(rec)
+	return nil
 }

@@ -17,8 +17,8 @@ import (
 // (the ring's counters and phases carried from tile to tile).
 var sanitizeShapes = []matmul.Shape{{M: 64, N: 128, K: 64}, {M: 200, N: 264, K: 72}, {M: 640, N: 512, K: 320}}
 
-// TestSanitize launches every kernel of kernels/hopper (every step and variant, in both formats) on
-// sanitizeShapes, for cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each
+// TestSanitize launches every kernel of kernels/hopper (every step and variant, in both formats, and
+// the split step with its split kernel) on sanitizeShapes, for cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each
 // result against the float64 reference; it fails unless every kernel of the folder was launched.
 func TestSanitize(t *testing.T) {
 	env := openHopper(t)
@@ -49,6 +49,16 @@ func TestSanitize(t *testing.T) {
 			}
 			p.Free()
 		}
+	}
+	for i, s := range sanitizeShapes[1:] {
+		p, err := NewAccurateProblem(env, s, uint64(70+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := p.Check(Split, ""); err != nil || !res.OK {
+			t.Errorf("%s on %v: %v %v", Split.Name, s, err, res.Err())
+		}
+		p.Free()
 	}
 	labtest.LaunchedEvery(t, kh.Kernels, env)
 }

@@ -88,7 +88,7 @@ func (st Step) variant(name, idea string, defines ...string) Step {
 
 // StepByName finds a step by its name or its number ("3").
 func StepByName(name string) (Step, error) {
-	for _, s := range append(append([]Step{}, Steps...), Variants...) {
+	for _, s := range append(append(append([]Step{}, Steps...), Variants...), Split) {
 		if s.Name == name || len(s.Name) > len(name) && s.Name[:len(name)] == name && s.Name[len(name)] == ' ' {
 			return s, nil
 		}
