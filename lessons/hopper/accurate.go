@@ -14,8 +14,17 @@ import (
 // wgmma (x = hi + lo / 2^11, each part fp16; A B ~= Ahi Bhi + (Ahi Blo + Alo Bhi) / 2^11), on step 4's
 // clusters, multicast and persistent blocks, with 128 x 128 tiles.
 var Split = Step{Name: "5 fp16x3 split", File: "5_split.cu", Kernel: "hg_split_product", TMA: true, BM: 128, BN: 128, Threads: 384,
-	StageBytes: 2 * (2*128*64 + 2*64*128), Cluster: 2,
+	StageBytes: 2 * (2*128*64 + 2*64*128), Cluster: 2, Products: SplitDType,
 	Idea: "float32 accuracy: inputs split into fp16 hi + lo, three wgmma products, each k tile of hi x hi added in rounded float32"}
+
+// TF32 is step 6: float32 in and out at TF32 accuracy on wgmma; B is transposed (and rounded to
+// TF32) first, since wgmma takes TF32 operands only K-major.
+var TF32 = Step{Name: "6 TF32", File: "6_tf32.cu", Kernel: "hg_tf32", TMA: true, BM: 128, BN: 256, Threads: 384,
+	StageBytes: 4 * (128*32 + 256*32), Cluster: 2, Products: "tf32",
+	Idea: "TF32 wgmma m64n256k8 with both operands K-major: B transposed and rounded to TF32 by a first kernel"}
+
+// Accurate are the steps that take float32 A and B and return float32 C.
+var Accurate = []Step{Split, TF32}
 
 // SplitDType is the record dtype of the split step (lesson 03's name for the same split).
 const SplitDType = "fp16x3"
@@ -24,12 +33,15 @@ const SplitDType = "fp16x3"
 const SplitBlock = 256
 
 // AccurateProblem is a float32 product (lesson 03's problem: inputs, sample, float64 reference and
-// buffers) with the fp16 halves the split step multiplies.
+// buffers) with what the float32-in steps make of it first: the fp16 halves the split multiplies,
+// and B transposed for TF32.
 type AccurateProblem struct {
 	*matmul.Problem
 	env    *lab.Env
 	halves [4]*gpu.Buffer[uint16] // Ahi, Alo, Bhi, Blo
 	maps   [4]*gpu.TensorMap
+	bt     *gpu.Buffer[float32] // B transposed, rows padded to a multiple of 4 floats
+	tmaps  [2]*gpu.TensorMap    // A (read as TF32: TMA converts on the way) and Bt, for TF32
 	// clusters, when above 0, caps the grid at that many clusters (the tests' one-cluster walk).
 	clusters int
 }
@@ -52,7 +64,33 @@ func (p *AccurateProblem) Free() {
 	for _, b := range p.halves {
 		b.Free()
 	}
+	p.bt.Free()
 	p.Problem.Free()
+}
+
+// paddedK is Bt's row length: K rounded up to a multiple of 4 floats (16 bytes, TMA's rule).
+func paddedK(k int) int { return (k + 3) / 4 * 4 }
+
+// prepareTF32 allocates Bt and makes the tensor maps of A and Bt, once.
+func (p *AccurateProblem) prepareTF32(st Step) error {
+	if p.bt != nil {
+		return nil
+	}
+	s := p.Shape
+	bt, err := gpu.Alloc[float32](p.env.Session, s.N*paddedK(s.K))
+	if err != nil {
+		return fmt.Errorf("hopper %v: B transposed for TF32: %w", s, err)
+	}
+	p.bt = bt
+	for i, spec := range []gpu.TensorMapSpec{
+		{Base: p.Ad, DType: gpu.TensorTF32, Rows: s.M, Cols: s.K, BoxRows: st.BM, BoxCols: 32, Swizzle: gpu.Swizzle128B},
+		{Base: bt, DType: gpu.TensorFP32, Rows: s.N, Cols: paddedK(s.K), BoxRows: st.BN / st.Cluster, BoxCols: 32, Swizzle: gpu.Swizzle128B},
+	} {
+		if p.tmaps[i], err = p.env.Session.NewTensorMap(spec); err != nil {
+			return fmt.Errorf("hopper %v: TF32's tensor maps: %w", s, err)
+		}
+	}
+	return nil
 }
 
 // prepare allocates the halves and makes their tensor maps, once.
@@ -80,10 +118,14 @@ func (p *AccurateProblem) prepare(st Step) error {
 	return nil
 }
 
-// Launcher plans the split step on the problem's shape (refusing what it cannot take), compiles it
-// (code, when not empty, replaces its source) and returns a function that queues the split of A, the
-// split of B and the product.
+// Launcher plans a float32-in step on the problem's shape (refusing what it cannot take), compiles
+// it (code, when not empty, replaces its source) and returns a function that queues what it runs:
+// for the split, the split of A, the split of B and the product; for TF32, the transpose of B and
+// the product.
 func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Program, gpu.Config, error) {
+	if st.Products == "tf32" {
+		return p.tf32Launcher(st, code)
+	}
 	d := p.env.Session.Device
 	cfg, err := st.Plan(p.Shape, d)
 	if err != nil {
@@ -108,16 +150,8 @@ func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Pro
 	if err := p.prepare(st); err != nil {
 		return nil, prog, cfg, err
 	}
-	fit, err := k.MaxActiveClusters(cfg.Grid.X, cfg.Block.X, cfg.SharedBytes)
-	if err != nil {
+	if cfg, err = p.persistentGrid(st, k, cfg); err != nil {
 		return nil, prog, cfg, err
-	}
-	if fit == 0 {
-		return nil, prog, cfg, gpu.Unsupported("hopper %s: the driver fits no cluster of %d blocks with %d bytes of shared memory each on this GPU", st.Name, st.Cluster, cfg.SharedBytes)
-	}
-	cfg.Grid.X = min(cfg.Grid.X, st.Cluster*fit)
-	if p.clusters > 0 {
-		cfg.Grid.X = min(cfg.Grid.X, st.Cluster*p.clusters)
 	}
 	s, h, m := p.Shape, p.halves, p.maps
 	na, nb := s.M*s.K, s.K*s.N
@@ -135,8 +169,8 @@ func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Pro
 	}, prog, cfg, nil
 }
 
-// Tol is the split step's tolerance on K-term dot products: lesson 03's for its fp16 split.
-func (p *AccurateProblem) Tol() check.Tolerance { return matmul.Tolerance(SplitDType, p.Shape.K) }
+// Tol is a float32-in step's tolerance on K-term dot products: lesson 03's for the same products.
+func (p *AccurateProblem) Tol(st Step) check.Tolerance { return matmul.Tolerance(st.Products, p.Shape.K) }
 
 // Check runs the step once on a NaN-poisoned C and compares the sample with the float64 reference.
 func (p *AccurateProblem) Check(st Step, code string) (check.Result, error) {
@@ -148,13 +182,17 @@ func (p *AccurateProblem) Check(st Step, code string) (check.Result, error) {
 	if err != nil {
 		return check.Result{}, fmt.Errorf("hopper %s on %v: %w", st.Name, p.Shape, err)
 	}
-	return check.Compare(got, p.Want(), p.Tol()), nil
+	return check.Compare(got, p.Want(), p.Tol(st)), nil
 }
 
 // Measure checks the step (a failed check is an error), then times the split and the product.
 func (p *AccurateProblem) Measure(caseName string, st Step, code string) (record.Record, error) {
-	rec := record.Record{Case: caseName, Variant: st.Name, Kind: "kernel", DType: SplitDType, Shape: p.Shape.String(), Size: int64(p.Shape.M),
-		Tol: p.Tol().Name, Note: "checked on " + p.Sample.What + "; the time includes splitting A and B"}
+	first := "splitting A and B"
+	if st.Products == "tf32" {
+		first = "transposing B"
+	}
+	rec := record.Record{Case: caseName, Variant: st.Name, Kind: "kernel", DType: st.Products, Shape: p.Shape.String(), Size: int64(p.Shape.M),
+		Tol: p.Tol(st).Name, Note: "checked on " + p.Sample.What + "; the time includes " + first}
 	res, err := p.Check(st, code)
 	if err != nil {
 		return rec, err
@@ -170,14 +208,72 @@ func (p *AccurateProblem) Measure(caseName string, st Step, code string) (record
 	return p.env.Measure(rec, p.Shape.Work(), run)
 }
 
-// Report is the compile report of the split step at this problem's launch.
-func (p *AccurateProblem) Report() (record.KernelReport, error) {
-	_, prog, cfg, err := p.Launcher(Split, "")
+// Report is the compile report of a float32-in step at this problem's launch.
+func (p *AccurateProblem) Report(st Step) (record.KernelReport, error) {
+	_, prog, cfg, err := p.Launcher(st, "")
 	if err != nil {
 		return record.KernelReport{}, err
 	}
-	return prog.Report(Split.Kernel, cfg.Block.Count(), cfg.SharedBytes), nil
+	return prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes), nil
 }
 
 // What says which elements a check compares.
 func (p *AccurateProblem) What() string { return p.Sample.What }
+
+// tf32Launcher is Launcher for the TF32 step.
+func (p *AccurateProblem) tf32Launcher(st Step, code string) (func() error, *lab.Program, gpu.Config, error) {
+	d := p.env.Session.Device
+	cfg, err := st.Plan(p.Shape, d)
+	if err != nil {
+		return nil, nil, cfg, err
+	}
+	src, err := st.Source(code)
+	if err != nil {
+		return nil, nil, cfg, err
+	}
+	prog, err := p.env.BuildWith(src, st.Options(FP16, d), st.Kernel, "hg_transpose_tf32")
+	if err != nil {
+		return nil, nil, cfg, err
+	}
+	k, err := prog.Kernel(st.Kernel)
+	if err != nil {
+		return nil, prog, cfg, err
+	}
+	tr, err := prog.Kernel("hg_transpose_tf32")
+	if err != nil {
+		return nil, prog, cfg, err
+	}
+	if err := p.prepareTF32(st); err != nil {
+		return nil, prog, cfg, err
+	}
+	if cfg, err = p.persistentGrid(st, k, cfg); err != nil {
+		return nil, prog, cfg, err
+	}
+	s := p.Shape
+	kp := paddedK(s.K)
+	ct := gpu.Config{Grid: gpu.D2(gpu.CeilDiv(s.N, 32), gpu.CeilDiv(kp, 32)), Block: gpu.D2(32, 8)}
+	args := []any{p.tmaps[0], p.tmaps[1], p.Cd, int32(s.M), int32(s.N), int32(s.K)}
+	return func() error {
+		if err := tr.Launch(ct, p.Bd, p.bt, int32(s.K), int32(s.N), int32(kp)); err != nil {
+			return err
+		}
+		return k.Launch(cfg, args...)
+	}, prog, cfg, nil
+}
+
+// persistentGrid cuts a persistent step's grid to the clusters the driver fits at once (and to the
+// tests' cap), refusing a GPU that fits none.
+func (p *AccurateProblem) persistentGrid(st Step, k *gpu.Kernel, cfg gpu.Config) (gpu.Config, error) {
+	fit, err := k.MaxActiveClusters(cfg.Grid.X, cfg.Block.X, cfg.SharedBytes)
+	if err != nil {
+		return cfg, err
+	}
+	if fit == 0 {
+		return cfg, gpu.Unsupported("hopper %s: the driver fits no cluster of %d blocks with %d bytes of shared memory each on this GPU", st.Name, st.Cluster, cfg.SharedBytes)
+	}
+	cfg.Grid.X = min(cfg.Grid.X, st.Cluster*fit)
+	if p.clusters > 0 {
+		cfg.Grid.X = min(cfg.Grid.X, st.Cluster*p.clusters)
+	}
+	return cfg, nil
+}

@@ -157,18 +157,22 @@ func TestTuneSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Free()
-	rec, err := p.Measure("tune", Split, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, prog, cfg, _ := p.Launcher(Split, "")
-	rep := prog.Report(Split.Kernel, cfg.Block.Count(), cfg.SharedBytes)
-	fp32 := 0.0
+	var cub map[string]float64
 	if tr, err := matmul.RunTorch([]matmul.Shape{Article}, nil, bench.Default); err == nil {
-		fp32 = tr.Times[Article.String()]["fp32"].MedianMS
+		cub = map[string]float64{"fp16x3": tr.Times[Article.String()]["fp32"].MedianMS, "tf32": tr.Times[Article.String()]["tf32"].MedianMS}
 	}
-	t.Logf("float32 %v %-24s %.3f ms, %.2fx cuBLAS fp32 (%.3f ms), rel L2 %.2e (regs %d, local %d, grid %v, smem %d)", Article, Split.Name,
-		rec.MedianMS, fp32/rec.MedianMS, fp32, rec.RelL2, rep.Registers, rep.LocalBytes, cfg.Grid, cfg.SharedBytes)
+	for _, st := range Accurate {
+		rec, err := p.Measure("tune", st, "")
+		if err != nil {
+			t.Errorf("%s: %v", st.Name, err)
+			continue
+		}
+		_, prog, cfg, _ := p.Launcher(st, "")
+		rep := prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)
+		base := cub[st.Products]
+		t.Logf("float32 %v %-24s %.3f ms, %.1f%% of cuBLAS's speed (%s %.3f ms), rel L2 %.2e (regs %d, local %d, grid %v, smem %d)", Article, st.Name,
+			rec.MedianMS, 100*base/rec.MedianMS, map[string]string{"fp16x3": "fp32", "tf32": "TF32"}[st.Products], base, rec.RelL2, rep.Registers, rep.LocalBytes, cfg.Grid, cfg.SharedBytes)
+	}
 }
 
 func pct(vendor, ms float64) string {
@@ -199,11 +203,12 @@ func TestExercises(t *testing.T) {
 	}
 }
 
-// The split step on every awkward shape it takes (every output of the small ones against float64,
-// NaN-poisoned), one cluster walking many super-tiles, and the lesson's shape in the long mode.
-func TestSplitIsCorrect(t *testing.T) {
+// The float32-in steps (the split, TF32) on every awkward shape each takes (every output of the
+// small ones against float64, NaN-poisoned), one cluster walking many super-tiles, and the lesson's
+// shape in the long mode.
+func TestAccurateStepsAreCorrect(t *testing.T) {
 	env := openHopper(t)
-	shapes := append(shapes([][3]int{{8, 8, 8}, {200, 264, 72}, {129, 136, 1000}, {640, 512, 320}}), matmul.Shape{M: 1000, N: 3000, K: 776})
+	shapes := append(shapes([][3]int{{8, 8, 8}, {200, 264, 72}, {129, 136, 1000}, {640, 512, 320}, {129, 131, 100}, {1, 1, 4}}), matmul.Shape{M: 1000, N: 3000, K: 776})
 	if !testing.Short() {
 		shapes = append(shapes, Article)
 	}
@@ -212,19 +217,28 @@ func TestSplitIsCorrect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := p.Check(Split, "")
-		if err != nil {
-			t.Fatalf("%v: %v", s, err)
-		}
-		if !res.OK {
-			t.Errorf("%v: %v", s, res.Err())
-		} else {
-			t.Logf("%s on %v: rel L2 %.2e, max abs %.2e", Split.Name, s, res.RelL2, res.MaxAbs)
-		}
-		if s.M == 640 {
-			p.clusters = 1
-			if res, err := p.Check(Split, ""); err != nil || !res.OK {
-				t.Errorf("%v with one cluster: %v %v", s, err, res.Err())
+		for _, st := range Accurate {
+			if _, err := st.Plan(s, env.Device()); err != nil {
+				if !strings.Contains(err.Error(), "multiple") {
+					t.Errorf("%s refuses %v without naming the limit: %v", st.Name, s, err)
+				}
+				continue
+			}
+			p.clusters = 0
+			res, err := p.Check(st, "")
+			if err != nil {
+				t.Fatalf("%s on %v: %v", st.Name, s, err)
+			}
+			if !res.OK {
+				t.Errorf("%s on %v: %v", st.Name, s, res.Err())
+			} else {
+				t.Logf("%s on %v: rel L2 %.2e, max abs %.2e", st.Name, s, res.RelL2, res.MaxAbs)
+			}
+			if s.M == 640 {
+				p.clusters = 1
+				if res, err := p.Check(st, ""); err != nil || !res.OK {
+					t.Errorf("%s on %v with one cluster: %v %v", st.Name, s, err, res.Err())
+				}
 			}
 		}
 		p.Free()

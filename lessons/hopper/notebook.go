@@ -141,7 +141,7 @@ func Walk(env *lab.Env, step string) error {
 			recs = append(recs, r)
 		}
 	}
-	if st.Name == Split.Name {
+	if st.Products != "" {
 		recs = run.Select(Float32)
 	}
 	show.Records(st.Name+" beside cuBLAS at 4096^3", recs, run.Receipt).Display()
@@ -277,7 +277,7 @@ func Limits(env *lab.Env) error {
 		d = h100.Device()
 		t.Title += ", on an H100 (this GPU refuses every step)"
 	}
-	for _, st := range append(append([]Step{}, Steps...), Split) {
+	for _, st := range append(append([]Step{}, Steps...), Accurate...) {
 		row := []string{st.Name}
 		for _, s := range shapes {
 			if _, err := st.Plan(s, d); err != nil {
@@ -323,7 +323,7 @@ type product interface {
 
 // newProduct draws the problem of shape s that st runs on.
 func newProduct(env *lab.Env, st Step, s matmul.Shape, seed uint64) (product, error) {
-	if st.Name == Split.Name {
+	if st.Products != "" {
 		return NewAccurateProblem(env, s, seed)
 	}
 	return NewProblem(env, s, FP16, seed)

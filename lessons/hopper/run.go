@@ -60,7 +60,7 @@ func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 // only), then its plan. On any other GPU every one is refused, naming lesson 03's steps instead.
 func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 	var out []lab.StepCheck
-	for _, st := range append(append(append([]Step{}, Steps...), Variants...), Split) {
+	for _, st := range append(append(append([]Step{}, Steps...), Variants...), Accurate...) {
 		c := lab.CheckStep(kh.Kernels, st.Name, st.File, st.DefinesOn(FP16, d), d, func() error {
 			_, err := st.Plan(Article, d)
 			return err
@@ -255,13 +255,16 @@ func addAccurate(env *lab.Env, run *record.Run, hopper bool) error {
 		}
 		run.Add(env.WithTiming(rec, Article.Work(), matmul.TorchTiming(tr.Times[Article.String()][v.Key])))
 	}
-	if hopper {
-		rec, err := p.Measure(Float32, Split, "")
+	for _, st := range Accurate {
+		if !hopper {
+			break
+		}
+		rec, err := p.Measure(Float32, st, "")
 		if err != nil {
 			return err
 		}
 		run.Add(rec)
-		if rep, err := p.Report(); err == nil {
+		if rep, err := p.Report(st); err == nil {
 			run.Kernels = append(run.Kernels, rep)
 		}
 	}

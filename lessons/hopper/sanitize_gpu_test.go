@@ -18,7 +18,7 @@ import (
 var sanitizeShapes = []matmul.Shape{{M: 64, N: 128, K: 64}, {M: 200, N: 264, K: 72}, {M: 640, N: 512, K: 320}}
 
 // TestSanitize launches every kernel of kernels/hopper (every step and variant, in both formats, and
-// the split step with its split kernel) on sanitizeShapes, for cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each
+// the float32-in steps with their first kernels) on sanitizeShapes, for cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each
 // result against the float64 reference; it fails unless every kernel of the folder was launched.
 func TestSanitize(t *testing.T) {
 	env := openHopper(t)
@@ -55,8 +55,10 @@ func TestSanitize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res, err := p.Check(Split, ""); err != nil || !res.OK {
-			t.Errorf("%s on %v: %v %v", Split.Name, s, err, res.Err())
+		for _, st := range Accurate {
+			if res, err := p.Check(st, ""); err != nil || !res.OK {
+				t.Errorf("%s on %v: %v %v", st.Name, s, err, res.Err())
+			}
 		}
 		p.Free()
 	}

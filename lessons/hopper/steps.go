@@ -45,6 +45,9 @@ type Step struct {
 	StoreBytes int
 	// Defines are build options beyond the format and the ring depth (the variants' changes).
 	Defines []string
+	// Products is the format of a step that takes float32 A and B and returns float32 C: "fp16x3"
+	// (the split) or "tf32"; "" for the 16-bit steps.
+	Products string
 }
 
 // Pipeline depths of the ring: the deepest that fits, from MaxStages down to MinStages.
@@ -88,7 +91,7 @@ func (st Step) variant(name, idea string, defines ...string) Step {
 
 // StepByName finds a step by its name or its number ("3").
 func StepByName(name string) (Step, error) {
-	for _, s := range append(append(append([]Step{}, Steps...), Variants...), Split) {
+	for _, s := range append(append(append([]Step{}, Steps...), Variants...), Accurate...) {
 		if s.Name == name || len(s.Name) > len(name) && s.Name[:len(name)] == name && s.Name[len(name)] == ' ' {
 			return s, nil
 		}
