@@ -170,7 +170,9 @@ func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Pro
 }
 
 // Tol is a float32-in step's tolerance on K-term dot products: lesson 03's for the same products.
-func (p *AccurateProblem) Tol(st Step) check.Tolerance { return matmul.Tolerance(st.Products, p.Shape.K) }
+func (p *AccurateProblem) Tol(st Step) check.Tolerance {
+	return matmul.Tolerance(st.Products, p.Shape.K)
+}
 
 // Check runs the step once on a NaN-poisoned C and compares the sample with the float64 reference.
 func (p *AccurateProblem) Check(st Step, code string) (check.Result, error) {
