@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -242,5 +243,46 @@ func TestAccurateStepsAreCorrect(t *testing.T) {
 			}
 		}
 		p.Free()
+	}
+}
+
+// Multiply runs the split where it takes the shape and falls back to lesson 03 elsewhere, correct
+// against float64 either way; the autograd op through it passes the finite-difference gradcheck,
+// on a shape whose forward and backward products all go through the split and on one where none do.
+func TestMultiplyAndItsOp(t *testing.T) {
+	env := openHopper(t)
+	for i, c := range []struct {
+		s    matmul.Shape
+		want string
+	}{
+		{matmul.Shape{M: 100, N: 264, K: 72}, Split.Name},
+		{matmul.Shape{M: 1000, N: 3000, K: 776}, Split.Name},
+		{matmul.Shape{M: 33, N: 17, K: 65}, "lesson 03: "},
+	} {
+		a, b := matmul.Inputs(c.s, uint64(300+i))
+		got, step, err := Multiply(env, a, c.s.M, c.s.K, b, c.s.K, c.s.N)
+		if err != nil {
+			t.Fatalf("%v: %v", c.s, err)
+		}
+		if !strings.HasPrefix(step, c.want) {
+			t.Errorf("%v ran %q, want %q", c.s, step, c.want)
+		}
+		sample := matmul.SampleOf(c.s, 4, 4, 512, 1)
+		res := check.Compare(matmul.Gather(got, sample.Idx), matmul.Reference(c.s, a, b, sample.Idx), matmul.Tolerance(SplitDType, c.s.K))
+		if !res.OK {
+			t.Errorf("%v (%s): %v", c.s, step, res.Err())
+		}
+	}
+	if _, _, err := Multiply(env, make([]float32, 6), 2, 3, make([]float32, 8), 4, 2); err == nil || !strings.Contains(err.Error(), "inner") {
+		t.Errorf("mismatched inner dimensions: %v", err)
+	}
+	for _, s := range []matmul.Shape{{M: 16, N: 24, K: 8}, {M: 5, N: 3, K: 7}} {
+		res, err := matmul.GradCheck(GPUOp(env), s, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Err(); err != nil {
+			t.Errorf("gradcheck on %v: %v", s, err)
+		}
 	}
 }

@@ -65,6 +65,28 @@ func NewProblem(env *lab.Env, s Shape, seed uint64, rows, cols, n int) (*Problem
 	return newProblemFrom(env, s, a, b, SampleOf(s, rows, cols, n, seed))
 }
 
+// UploadProblem uploads a caller's inputs of shape s as a problem with no sample and no reference
+// (what Multiply does with a reader's matrices), with C allocated and NaN-poisoned. The caller frees
+// it.
+func UploadProblem(env *lab.Env, s Shape, a, b []float32) (*Problem, error) {
+	if len(a) != s.M*s.K || len(b) != s.K*s.N {
+		return nil, fmt.Errorf("matmul: A has %d values for %d x %d and B %d for %d x %d", len(a), s.M, s.K, len(b), s.K, s.N)
+	}
+	p, err := newProblemFrom(env, s, a, b, Sample{})
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Cd.Poison(); err != nil { // an output the step leaves unwritten comes back NaN
+		p.Free()
+		return nil, err
+	}
+	return p, nil
+}
+
+// FP16Safe reports whether every value of x is finite and below fp16's largest in magnitude, as the
+// fp16 split needs.
+func FP16Safe(x []float32) bool { return fp16Safe(x) }
+
 // newProblemFrom uploads given inputs and computes the reference on the sample.
 func newProblemFrom(env *lab.Env, s Shape, a, b []float32, sample Sample) (*Problem, error) {
 	p := &Problem{Shape: s, A: a, B: b, Sample: sample, env: env}
