@@ -126,33 +126,11 @@ func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Pro
 	if st.Products == "tf32" {
 		return p.tf32Launcher(st, code)
 	}
+	k, split, prog, cfg, err := p.setUp(st, code, "hg_split_halves", p.prepare)
+	if err != nil {
+		return nil, prog, cfg, err
+	}
 	d := p.env.Session.Device
-	cfg, err := st.Plan(p.Shape, d)
-	if err != nil {
-		return nil, nil, cfg, err
-	}
-	src, err := st.Source(code)
-	if err != nil {
-		return nil, nil, cfg, err
-	}
-	prog, err := p.env.BuildWith(src, st.Options(FP16, d), st.Kernel, "hg_split_halves")
-	if err != nil {
-		return nil, nil, cfg, err
-	}
-	k, err := prog.Kernel(st.Kernel)
-	if err != nil {
-		return nil, prog, cfg, err
-	}
-	split, err := prog.Kernel("hg_split_halves")
-	if err != nil {
-		return nil, prog, cfg, err
-	}
-	if err := p.prepare(st); err != nil {
-		return nil, prog, cfg, err
-	}
-	if cfg, err = p.persistentGrid(st, k, cfg); err != nil {
-		return nil, prog, cfg, err
-	}
 	s, h, m := p.Shape, p.halves, p.maps
 	na, nb := s.M*s.K, s.K*s.N
 	ca := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, na, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
@@ -224,31 +202,8 @@ func (p *AccurateProblem) What() string { return p.Sample.What }
 
 // tf32Launcher is Launcher for the TF32 step.
 func (p *AccurateProblem) tf32Launcher(st Step, code string) (func() error, *lab.Program, gpu.Config, error) {
-	d := p.env.Session.Device
-	cfg, err := st.Plan(p.Shape, d)
+	k, tr, prog, cfg, err := p.setUp(st, code, "hg_transpose_tf32", p.prepareTF32)
 	if err != nil {
-		return nil, nil, cfg, err
-	}
-	src, err := st.Source(code)
-	if err != nil {
-		return nil, nil, cfg, err
-	}
-	prog, err := p.env.BuildWith(src, st.Options(FP16, d), st.Kernel, "hg_transpose_tf32")
-	if err != nil {
-		return nil, nil, cfg, err
-	}
-	k, err := prog.Kernel(st.Kernel)
-	if err != nil {
-		return nil, prog, cfg, err
-	}
-	tr, err := prog.Kernel("hg_transpose_tf32")
-	if err != nil {
-		return nil, prog, cfg, err
-	}
-	if err := p.prepareTF32(st); err != nil {
-		return nil, prog, cfg, err
-	}
-	if cfg, err = p.persistentGrid(st, k, cfg); err != nil {
 		return nil, prog, cfg, err
 	}
 	s := p.Shape
@@ -263,19 +218,47 @@ func (p *AccurateProblem) tf32Launcher(st Step, code string) (func() error, *lab
 	}, prog, cfg, nil
 }
 
-// persistentGrid cuts a persistent step's grid to the clusters the driver fits at once (and to the
-// tests' cap), refusing a GPU that fits none.
-func (p *AccurateProblem) persistentGrid(st Step, k *gpu.Kernel, cfg gpu.Config) (gpu.Config, error) {
+// setUp is what both float32-in steps do before their launches: plan st on the problem's shape,
+// compile it (code replacing its source when not empty), look up its product kernel and the kernel
+// first runs before it, make its buffers and tensor maps (prepare), and cut the persistent grid.
+func (p *AccurateProblem) setUp(st Step, code, first string, prepare func(Step) error) (k, firstK *gpu.Kernel, prog *lab.Program, cfg gpu.Config, err error) {
+	d := p.env.Session.Device
+	if cfg, err = st.Plan(p.Shape, d); err != nil {
+		return
+	}
+	src, err := st.Source(code)
+	if err != nil {
+		return
+	}
+	if prog, err = p.env.BuildWith(src, st.Options(FP16, d), st.Kernel, first); err != nil {
+		return
+	}
+	if k, err = prog.Kernel(st.Kernel); err != nil {
+		return
+	}
+	if firstK, err = prog.Kernel(first); err != nil {
+		return
+	}
+	if err = prepare(st); err != nil {
+		return
+	}
+	cfg, err = fitClusters(st, k, cfg, p.clusters)
+	return
+}
+
+// fitClusters cuts a persistent step's grid to the clusters the driver fits at once (and to most,
+// when above 0: the tests' one-cluster walk), refusing a GPU that fits none.
+func fitClusters(st Step, k *gpu.Kernel, cfg gpu.Config, most int) (gpu.Config, error) {
 	fit, err := k.MaxActiveClusters(cfg.Grid.X, cfg.Block.X, cfg.SharedBytes)
 	if err != nil {
 		return cfg, err
 	}
 	if fit == 0 {
-		return cfg, gpu.Unsupported("hopper %s: the driver fits no cluster of %d blocks with %d bytes of shared memory each on this GPU", st.Name, st.Cluster, cfg.SharedBytes)
+		return cfg, gpu.Unsupported("hopper %s: the driver fits no cluster of %d blocks of %d threads with %d bytes of shared memory each on this GPU", st.Name, st.Cluster, cfg.Block.X, cfg.SharedBytes)
 	}
 	cfg.Grid.X = min(cfg.Grid.X, st.Cluster*fit)
-	if p.clusters > 0 {
-		cfg.Grid.X = min(cfg.Grid.X, st.Cluster*p.clusters)
+	if most > 0 {
+		cfg.Grid.X = min(cfg.Grid.X, st.Cluster*most)
 	}
 	return cfg, nil
 }

@@ -187,16 +187,8 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gp
 		return nil, prog, cfg, err
 	}
 	if st.Cluster > 0 {
-		fit, err := k.MaxActiveClusters(cfg.Grid.X, cfg.Block.X, cfg.SharedBytes)
-		if err != nil {
+		if cfg, err = fitClusters(st, k, cfg, p.clusters); err != nil {
 			return nil, prog, cfg, err
-		}
-		if fit == 0 {
-			return nil, prog, cfg, gpu.Unsupported("hopper %s: the driver fits no cluster of %d blocks of %d threads with %d bytes of shared memory each on this GPU", st.Name, st.Cluster, cfg.Block.X, cfg.SharedBytes)
-		}
-		cfg.Grid.X = min(cfg.Grid.X, st.Cluster*fit)
-		if p.clusters > 0 {
-			cfg.Grid.X = min(cfg.Grid.X, st.Cluster*p.clusters)
 		}
 	}
 	var out any = p.Cd

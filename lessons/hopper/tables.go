@@ -18,16 +18,6 @@ func tflops(r record.Record) string {
 	return fmt.Sprintf("%.0f", r.GFLOPs/1e3)
 }
 
-func verdictOf(r record.Record) string {
-	switch {
-	case r.Kind == "baseline" && r.RelL2 == 0:
-		return "baseline"
-	case r.Correct:
-		return fmt.Sprintf("pass, %s (rel L2 %.1e)", r.Tol, r.RelL2)
-	}
-	return fmt.Sprintf("FAIL at %s (rel L2 %.1e)", r.Tol, r.RelL2)
-}
-
 // share is mine's speed as a share of base's (base / mine), or "—".
 func share(base, mine float64) string {
 	if base <= 0 || mine <= 0 {
@@ -50,7 +40,7 @@ func LadderTable(run *record.Run, dtype string) show.Table {
 			continue
 		}
 		t.Rows = append(t.Rows, []string{r.Variant, show.MS(r.MedianMS), show.MS(r.MinMS) + " .. " + show.MS(r.MaxMS), tflops(r), peakCell(r),
-			share(base, r.MedianMS), verdictOf(r)})
+			share(base, r.MedianMS), matmul.Verdict(r)})
 	}
 	t.Caption = show.Sentences("Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run); shares are ratios of medians of this run. "+
 		"Inputs and output in "+dtype+", sums in float32; each kernel is checked on a NaN-poisoned output at 4 full rows, 4 full columns and 512 random elements "+
@@ -69,7 +59,7 @@ func AccurateTable(run *record.Run) show.Table {
 			t.Rows = append(t.Rows, []string{r.Variant, r.DType, "unavailable", "", "", "", r.Note})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), tflops(r), show.Ratio(base, r.MedianMS), fmt.Sprintf("%.2e", r.RelL2), verdictOf(r)})
+		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), tflops(r), show.Ratio(base, r.MedianMS), fmt.Sprintf("%.2e", r.RelL2), matmul.Verdict(r)})
 	}
 	t.Caption = "Every error is on the same inputs (uniform in [-1, 1)) and the same sampled elements (4 full rows, 4 full columns, 512 random elements) against the float64 product. " +
 		"The split's time includes splitting A and B into their fp16 halves, TF32's the transpose of B. Measured: " + run.Receipt.String()
@@ -91,7 +81,7 @@ func ShapesTable(run *record.Run) show.Table {
 		if r.Kind == "kernel" {
 			vs = share(cub[r.Shape], r.MedianMS)
 		}
-		t.Rows = append(t.Rows, []string{r.Shape, r.Variant, show.MS(r.MedianMS), tflops(r), vs, verdictOf(r)})
+		t.Rows = append(t.Rows, []string{r.Shape, r.Variant, show.MS(r.MedianMS), tflops(r), vs, matmul.Verdict(r)})
 	}
 	return t
 }

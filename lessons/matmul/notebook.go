@@ -184,7 +184,7 @@ func Walk(env *lab.Env, step string) error {
 		return nil
 	}
 	parts := []string{fmt.Sprintf("%s: %s (min %s, max %s), %s TFLOP/s = %s; %s",
-		st.Name, show.MS(r.MedianMS), show.MS(r.MinMS), show.MS(r.MaxMS), tflops(r), show.PeakShare(run.Receipt, r), verdictOf(r))}
+		st.Name, show.MS(r.MedianMS), show.MS(r.MinMS), show.MS(r.MaxMS), tflops(r), show.PeakShare(run.Receipt, r), Verdict(r))}
 	if b := run.Median("matmul", TorchFP32); b > 0 {
 		parts = append(parts, fmt.Sprintf("%s the speed of cuBLAS fp32 (%s)", show.Times(b/r.MedianMS), show.MS(b)))
 	}

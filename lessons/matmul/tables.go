@@ -20,7 +20,9 @@ func tflops(r record.Record) string {
 	return fmt.Sprintf("%.1f", r.GFLOPs/1e3)
 }
 
-func verdictOf(r record.Record) string {
+// Verdict is a record's check column: "baseline" for a baseline with no error measured, else pass
+// or FAIL at its tolerance, with its relative L2 error.
+func Verdict(r record.Record) string {
 	switch {
 	case r.Kind == "baseline" && r.RelL2 == 0:
 		return "baseline"
@@ -44,7 +46,7 @@ func LadderTable(run *record.Run) show.Table {
 			continue
 		}
 		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), show.MS(r.MinMS) + " .. " + show.MS(r.MaxMS), tflops(r), peakCell(r),
-			show.Ratio(base, r.MedianMS), show.Ratio(naive, r.MedianMS), verdictOf(r)})
+			show.Ratio(base, r.MedianMS), show.Ratio(naive, r.MedianMS), Verdict(r)})
 	}
 	t.Caption = show.Sentences("Medians of the suite's method (CUDA events, warm-up, L2 flushed before each run); speedups are ratios of medians of this run. "+
 		"TFLOP/s counts the 2 x 4096^3 useful FLOPs whatever the products.", show.PeakNote(run.Receipt, recs), "Kernels are checked on a NaN-poisoned output, "+
@@ -61,7 +63,7 @@ func VariantTable(run *record.Run) show.Table {
 		"9 fp16x3, one accumulator": "9 fp16x3 split", "9 bf16x3 split": "9 fp16x3 split", HiOnly.Name: "9 fp16x3 split"}
 	for _, r := range run.Select("variant") {
 		ref := against[r.Variant]
-		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), tflops(r), show.Ratio(base, r.MedianMS), verdictOf(r),
+		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), tflops(r), show.Ratio(base, r.MedianMS), Verdict(r),
 			fmt.Sprintf("%s: %s", ref, show.MS(run.Median("matmul", ref)))})
 	}
 	t.Caption = "Same problem, inputs and method as the ladder. The hi-only kernel is checked at the float32 tolerance, because a float32 product is what it claims to replace."
@@ -217,7 +219,7 @@ func NonSquareTable(run *record.Run) show.Table {
 		if r.Kind == "kernel" {
 			vs = pctOf(awkwardMedian(run, TorchFP32, r.Shape), r.MedianMS)
 		}
-		t.Rows = append(t.Rows, []string{r.Shape, r.Variant, show.MS(r.MedianMS), tflops(r), vs, verdictOf(r), r.Note})
+		t.Rows = append(t.Rows, []string{r.Shape, r.Variant, show.MS(r.MedianMS), tflops(r), vs, Verdict(r), r.Note})
 	}
 	return t
 }
