@@ -17,12 +17,12 @@
 // ring of stages full. One stage holds Ahi, Alo (128 x 64 each) and Bhi, Blo (64 x 128 each): 64 KiB.
 // The epilogue writes float32 pairs straight from registers: a quad of threads covers 32
 // contiguous bytes of a row, whole sectors, so staging through shared memory would buy nothing.
-// Launch: hg_split_halves over A and over B (grid-stride, block 256), then hg_split_product with
-// grid 2 x (clusters that fit), block 384, STAGES x 64 KiB + 1 KiB of dynamic shared memory (3 stages:
-// 193 KiB). Tensor maps: Ahi and Alo with 128 x 64 boxes, Bhi and Blo with 64 x 64 boxes, fp16,
-// 128-byte swizzled.
-// Limits: K and N multiples of 8 (TMA's 16-byte row strides for the fp16 halves), |x| < 65504 (fp16's
-// largest; the caller checks), 16-byte aligned buffers.
+// Launch: hg_split_halves over A (M x K into M x Kp) and over B (K x N into Kp x Np), Kp and Np
+// rounded up to multiples of 8 (grid-stride, block 256); then hg_split_product with grid
+// 2 x (clusters that fit), block 384, STAGES x 64 KiB + 1 KiB of dynamic shared memory (3 stages:
+// 193 KiB), and K = Kp. Tensor maps: Ahi and Alo (M x Kp) with 128 x 64 boxes, Bhi and Blo (Kp x Np)
+// with 64 x 64 boxes, fp16, 128-byte swizzled.
+// Limits: none on the shape (the split pads); |x| < 65504 (fp16's largest; the caller checks).
 // Needs: compute capability 9.0a (wgmma, TMA multicast, clusters and setmaxnreg: Hopper only).
 #include <cuda_fp16.h>
 
@@ -133,11 +133,16 @@ __device__ __forceinline__ void wgmma_n128(float *d, u64 descA, u64 descB, int s
 #define STAGE (2 * A_TILE + 2 * B_TILE)
 #define CONSUMERS 2
 
-// hi = fp16(x), lo = fp16((x - hi) * LO_SCALE), element by element, grid-stride.
+// hi = fp16(x), lo = fp16((x - hi) * LO_SCALE) for x (rows x cols, row-major), written as a
+// rowsOut x colsOut matrix whose extra rows and columns are zeros: padded to multiples of 8, the
+// halves have the 16-byte row strides TMA needs whatever the shape, and the zeros add nothing to
+// the product. Grid-stride over the output.
 extern "C" __global__ void hg_split_halves(const float *__restrict__ x, elem *__restrict__ hi, elem *__restrict__ lo,
-                                           long long n) {
+                                           int rows, int cols, int rowsOut, int colsOut) {
+    const long long n = (long long)rowsOut * colsOut;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        const float v = x[i];
+        const int r = (int)(i / colsOut), c = (int)(i % colsOut);
+        const float v = r < rows && c < cols ? x[(size_t)r * cols + c] : 0.f;
         const elem h = __float2half_rn(v);
         hi[i] = h;
         lo[i] = __float2half_rn((v - __half2float(h)) * LO_SCALE);
@@ -173,8 +178,8 @@ __device__ __forceinline__ void super_tile(int i, int rows, int cols, int *r, in
     *c = j / height;
 }
 
-// Writes total + corr / LO_SCALE for a consumer's 64 x 128 tile as float32 pairs, masked at the
-// edge (the fragment layout of store_tile in steps 1-3).
+// Writes total + corr / LO_SCALE for a consumer's 64 x 128 tile, masked at the edge (the fragment
+// layout of store_tile in steps 1-3): float32 pairs where N is even, one by one where it is not.
 __device__ __forceinline__ void store_sum(const float *total, const float *corr, float *C, int M, int N, int row0, int col0) {
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
     const int r = row0 + 16 * warp + lane / 4;
@@ -184,8 +189,20 @@ __device__ __forceinline__ void store_sum(const float *total, const float *corr,
         if (c < N) {
             const float2 top = make_float2(total[4 * j] + corr[4 * j] / LO_SCALE, total[4 * j + 1] + corr[4 * j + 1] / LO_SCALE);
             const float2 bot = make_float2(total[4 * j + 2] + corr[4 * j + 2] / LO_SCALE, total[4 * j + 3] + corr[4 * j + 3] / LO_SCALE);
-            if (r < M) *(float2 *)&C[(size_t)r * N + c] = top;
-            if (r + 8 < M) *(float2 *)&C[(size_t)(r + 8) * N + c] = bot;
+            if ((N & 1) == 0) {  // pairs are 8-byte aligned
+                if (r < M) *(float2 *)&C[(size_t)r * N + c] = top;
+                if (r + 8 < M) *(float2 *)&C[(size_t)(r + 8) * N + c] = bot;
+            } else {
+                const bool two = c + 1 < N;
+                if (r < M) {
+                    C[(size_t)r * N + c] = top.x;
+                    if (two) C[(size_t)r * N + c + 1] = top.y;
+                }
+                if (r + 8 < M) {
+                    C[(size_t)(r + 8) * N + c] = bot.x;
+                    if (two) C[(size_t)(r + 8) * N + c + 1] = bot.y;
+                }
+            }
         }
     }
 }

@@ -12,15 +12,16 @@ import (
 
 // Split is step 5: float32 A and B in, float32 C out, float32-accurate from three fp16 products on
 // wgmma (x = hi + lo / 2^11, each part fp16; A B ~= Ahi Bhi + (Ahi Blo + Alo Bhi) / 2^11), on step 4's
-// clusters, multicast and persistent blocks, with 128 x 128 tiles.
+// clusters, multicast and persistent blocks, with 128 x 128 tiles. Its split pads K and N to
+// multiples of 8, so it takes any shape.
 var Split = Step{Name: "5 fp16x3 split", File: "5_split.cu", Kernel: "hg_split_product", TMA: true, BM: 128, BN: 128, Threads: 384,
-	StageBytes: 2 * (2*128*64 + 2*64*128), Cluster: 2, Products: SplitDType,
+	StageBytes: 2 * (2*128*64 + 2*64*128), Cluster: 2, Products: SplitDType, KMult: 1, NMult: 1,
 	Idea: "float32 accuracy: inputs split into fp16 hi + lo, three wgmma products, each k tile of hi x hi added in rounded float32"}
 
 // TF32 is step 6: float32 in and out at TF32 accuracy on wgmma; B is transposed (and rounded to
 // TF32) first, since wgmma takes TF32 operands only K-major.
 var TF32 = Step{Name: "6 TF32", File: "6_tf32.cu", Kernel: "hg_tf32", TMA: true, BM: 128, BN: 256, Threads: 384,
-	StageBytes: 4 * (128*32 + 256*32), Cluster: 2, Products: "tf32",
+	StageBytes: 4 * (128*32 + 256*32), Cluster: 2, Products: "tf32", KMult: 4, NMult: 1,
 	Idea: "TF32 wgmma m64n256k8 with both operands K-major: B transposed and rounded to TF32 by a first kernel"}
 
 // Accurate are the steps that take float32 A and B and return float32 C.
@@ -68,6 +69,9 @@ func (p *AccurateProblem) Free() {
 	p.Problem.Free()
 }
 
+// pad8 rounds n up to a multiple of 8 (16 bytes of fp16).
+func pad8(n int) int { return (n + 7) / 8 * 8 }
+
 // paddedK is Bt's row length: K rounded up to a multiple of 4 floats (16 bytes, TMA's rule).
 func paddedK(k int) int { return (k + 3) / 4 * 4 }
 
@@ -99,7 +103,8 @@ func (p *AccurateProblem) prepare(st Step) error {
 		return nil
 	}
 	s := p.Shape
-	dims := [4][2]int{{s.M, s.K}, {s.M, s.K}, {s.K, s.N}, {s.K, s.N}}
+	kp, np := pad8(s.K), pad8(s.N)
+	dims := [4][2]int{{s.M, kp}, {s.M, kp}, {kp, np}, {kp, np}}
 	for i, d := range dims {
 		b, err := gpu.Alloc[uint16](p.env.Session, d[0]*d[1])
 		if err != nil {
@@ -132,15 +137,15 @@ func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Pro
 	}
 	d := p.env.Session.Device
 	s, h, m := p.Shape, p.halves, p.maps
-	na, nb := s.M*s.K, s.K*s.N
-	ca := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, na, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
-	cb := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, nb, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
-	args := []any{m[0], m[1], m[2], m[3], p.Cd, int32(s.M), int32(s.N), int32(s.K)}
+	kp, np := pad8(s.K), pad8(s.N)
+	ca := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, s.M*kp, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
+	cb := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, kp*np, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
+	args := []any{m[0], m[1], m[2], m[3], p.Cd, int32(s.M), int32(s.N), int32(kp)} // K padded: its zeros add nothing
 	return func() error {
-		if err := split.Launch(ca, p.Ad, h[0], h[1], int64(na)); err != nil {
+		if err := split.Launch(ca, p.Ad, h[0], h[1], int32(s.M), int32(s.K), int32(s.M), int32(kp)); err != nil {
 			return err
 		}
-		if err := split.Launch(cb, p.Bd, h[2], h[3], int64(nb)); err != nil {
+		if err := split.Launch(cb, p.Bd, h[2], h[3], int32(s.K), int32(s.N), int32(kp), int32(np)); err != nil {
 			return err
 		}
 		return k.Launch(cfg, args...)

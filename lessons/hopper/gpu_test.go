@@ -209,7 +209,8 @@ func TestExercises(t *testing.T) {
 // shape in the long mode.
 func TestAccurateStepsAreCorrect(t *testing.T) {
 	env := openHopper(t)
-	shapes := append(shapes([][3]int{{8, 8, 8}, {200, 264, 72}, {129, 136, 1000}, {640, 512, 320}, {129, 131, 100}, {1, 1, 4}}), matmul.Shape{M: 1000, N: 3000, K: 776})
+	shapes := append(shapes([][3]int{{8, 8, 8}, {200, 264, 72}, {129, 136, 1000}, {640, 512, 320}, {129, 131, 100}, {1, 1, 4},
+		{1, 1, 1}, {3, 5, 7}, {255, 255, 255}, {130, 9, 33}}), matmul.Shape{M: 1000, N: 3000, K: 777})
 	if !testing.Short() {
 		shapes = append(shapes, Article)
 	}
@@ -257,9 +258,14 @@ func TestMultiplyAndItsOp(t *testing.T) {
 	}{
 		{matmul.Shape{M: 100, N: 264, K: 72}, Split.Name},
 		{matmul.Shape{M: 1000, N: 3000, K: 776}, Split.Name},
-		{matmul.Shape{M: 33, N: 17, K: 65}, "lesson 03: "},
+		{matmul.Shape{M: 33, N: 17, K: 65}, Split.Name},
+		{matmul.Shape{M: 4097, N: 64, K: 16}, Split.Name},
+		{matmul.Shape{M: 40, N: 24, K: 16}, "lesson 03: "}, // an input over fp16's range
 	} {
 		a, b := matmul.Inputs(c.s, uint64(300+i))
+		if c.want != Split.Name {
+			a[7] = 1e5
+		}
 		got, step, err := Multiply(env, a, c.s.M, c.s.K, b, c.s.K, c.s.N)
 		if err != nil {
 			t.Fatalf("%v: %v", c.s, err)

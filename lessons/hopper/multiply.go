@@ -8,8 +8,8 @@ import (
 )
 
 // Multiply computes C = A·B for A (m x k) and B (k2 x n), row-major float32, with float32 accuracy:
-// on a Hopper GPU with the split step (5) where it takes the shape (K and N multiples of 8) and the
-// inputs (every value finite and below fp16's largest, 65504), and otherwise with lesson 03's
+// on a Hopper GPU with the split step (5), which takes any shape, where it takes the inputs (every
+// value finite and below fp16's largest, 65504), and otherwise with lesson 03's
 // Multiply (the fastest float32-accurate step of lesson 03 that takes the shape). It refuses
 // mismatched or empty shapes and products over the free device memory before any launch, and
 // returns the name of the step used. (Lesson 03's Multiply cannot call this lesson's steps itself:

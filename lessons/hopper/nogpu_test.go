@@ -38,7 +38,7 @@ func TestPlans(t *testing.T) {
 	if _, err := Steps[0].Plan(matmul.Shape{M: 100, N: 128, K: 64}, d); err == nil || !strings.Contains(err.Error(), "M % 64 == 0") {
 		t.Errorf("step 1 on M = 100: %v", err)
 	}
-	if _, err := Steps[1].Plan(matmul.Shape{M: 100, N: 100, K: 30}, d); err == nil || !strings.Contains(err.Error(), "multiples of 8") {
+	if _, err := Steps[1].Plan(matmul.Shape{M: 100, N: 100, K: 30}, d); err == nil || !strings.Contains(err.Error(), "K must be a multiple of 8") {
 		t.Errorf("step 2 on K = 30: %v", err)
 	}
 	for _, st := range Steps[1:] {
@@ -49,6 +49,14 @@ func TestPlans(t *testing.T) {
 		if cfg.SharedBytes > d.MaxSharedPerBlockOptin || cfg.SharedBytes < MinStages*st.StageBytes+st.StoreBytes {
 			t.Errorf("%s: %d bytes of shared memory on %d", st.Name, cfg.SharedBytes, d.MaxSharedPerBlockOptin)
 		}
+	}
+	for _, s := range matmul.Awkward {
+		if _, err := Split.Plan(s, d); err != nil {
+			t.Errorf("the split (which pads) refuses %v: %v", s, err)
+		}
+	}
+	if _, err := TF32.Plan(matmul.Shape{M: 8, N: 8, K: 6}, d); err == nil {
+		t.Error("TF32 took K = 6 (A's rows 24 bytes apart)")
 	}
 	if n := Persistent.Stages(d); n != 3 {
 		t.Errorf("step 4 runs %d stages on an H100 (3 x 48 KiB + 64 KiB of staging fit in 227 KiB, 4 do not)", n)

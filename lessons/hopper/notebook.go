@@ -239,14 +239,15 @@ func Try(env *lab.Env, step, code string) error {
 	return nil
 }
 
-// Accuracy shows the float32 case: the split beside cuBLAS fp32 and TF32 and lesson 03's split,
-// each with its error against float64.
+// Accuracy shows the float32 case: the split and TF32 beside cuBLAS fp32 and TF32 and lesson 03's
+// split, each with its error against float64; and the split on lesson 03's awkward shapes.
 func Accuracy(env *lab.Env) error {
 	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
 	AccurateTable(run).Display()
+	AwkwardTable(run).Display()
 	return nil
 }
 

@@ -47,6 +47,9 @@ func sweepName(variant, dtype string) string { return variant + " " + dtype }
 func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 	a := Article.String()
 	pts := []lab.Point{lab.Headline(FP16, a), lab.Headline(BF16, a), lab.Headline(Float32, a)}
+	for _, s := range matmul.Awkward {
+		pts = append(pts, lab.Headline(Awkward, s.String()))
+	}
 	for _, s := range Shapes {
 		pts = append(pts, lab.Headline("shapes", s.String()))
 	}
@@ -227,16 +230,44 @@ const Float32 = "float32"
 // Lesson03Split is lesson 03's float32-accurate step, measured beside the split on wgmma.
 const Lesson03Split = "9 fp16x3 split"
 
+// Awkward is the case of lesson 03's awkward float32 shapes (matmul.Awkward), which Multiply runs
+// with the split on Hopper, beside cuBLAS fp32.
+const Awkward = "awkward"
+
 // addAccurate measures the float32 case at 4096^3: cuBLAS fp32 and TF32 through lesson 03's PyTorch
-// script (timed, and their errors on the same inputs against float64), the split step (where the
-// GPU runs it: hopper is false elsewhere) and lesson 03's split.
+// script (timed, and their errors on the same inputs against float64), the float32-in steps (where
+// the GPU runs them: hopper is false elsewhere) and lesson 03's split; and the split beside cuBLAS
+// fp32 on lesson 03's awkward shapes.
 func addAccurate(env *lab.Env, run *record.Run, hopper bool) error {
 	p, err := NewAccurateProblem(env, Article, Seed)
 	if err != nil {
 		return err
 	}
 	defer p.Free()
-	tr, terr := matmul.RunTorch([]matmul.Shape{Article}, p.Problem, env.Bench.Method)
+	tr, terr := matmul.RunTorch(append([]matmul.Shape{Article}, matmul.Awkward...), p.Problem, env.Bench.Method)
+	if terr == nil {
+		for _, s := range matmul.Awkward {
+			rec := record.Record{Case: Awkward, Variant: matmul.TorchFP32, Kind: "baseline", DType: "float32", Shape: s.String(), Size: int64(s.M),
+				Correct: true, Note: "torch " + tr.Torch + ", inputs torch.rand*2-1"}
+			run.Add(env.WithTiming(rec, s.Work(), matmul.TorchTiming(tr.Times[s.String()]["fp32"])))
+		}
+	}
+	for i, s := range matmul.Awkward {
+		if !hopper {
+			break
+		}
+		ap, err := NewAccurateProblem(env, s, uint64(140+i))
+		if err != nil {
+			return err
+		}
+		rec, err := ap.Measure(Awkward, Split, "")
+		ap.Free()
+		if err != nil {
+			return err
+		}
+		rec.Note += "; what Multiply runs on this shape"
+		run.Add(rec)
+	}
 	for _, v := range matmul.TorchVariants {
 		if v.Key == "fp16" {
 			continue

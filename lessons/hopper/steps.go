@@ -48,6 +48,22 @@ type Step struct {
 	// Products is the format of a step that takes float32 A and B and returns float32 C: "fp16x3"
 	// (the split) or "tf32"; "" for the 16-bit steps.
 	Products string
+	// KMult and NMult are what K and N must be multiples of, for the 16-byte row strides TMA needs;
+	// 0 means 8 (16-bit rows read as they are). A step whose first kernel copies its operands into
+	// padded rows needs less: the split 1 and 1, TF32 4 (A is read as it is) and 1.
+	KMult, NMult int
+}
+
+// mults are the step's KMult and NMult, 8 where not set.
+func (st Step) mults() (k, n int) {
+	k, n = st.KMult, st.NMult
+	if k == 0 {
+		k = 8
+	}
+	if n == 0 {
+		n = 8
+	}
+	return k, n
 }
 
 // Pipeline depths of the ring: the deepest that fits, from MaxStages down to MinStages.
@@ -151,9 +167,9 @@ func (st Step) Plan(s matmul.Shape, d gpu.DeviceInfo) (gpu.Config, error) {
 		}
 		return gpu.Config{Grid: gpu.D2(s.N/st.BN, s.M/st.BM), Block: gpu.D1(st.Threads)}, nil
 	}
-	if s.K%8 != 0 || s.N%8 != 0 {
-		return gpu.Config{}, fmt.Errorf("hopper %s: %v: K and N must be multiples of 8, so that the rows of A and B are a multiple of 16 bytes apart, which TMA needs (pad the rows with zeros)",
-			st.Name, s)
+	if km, nm := st.mults(); s.K%km != 0 || s.N%nm != 0 {
+		return gpu.Config{}, fmt.Errorf("hopper %s: %v: K must be a multiple of %d and N of %d, so that the rows TMA reads are a multiple of 16 bytes apart (pad the rows with zeros)",
+			st.Name, s, km, nm)
 	}
 	if st.Stages(d) == 0 {
 		return gpu.Config{}, gpu.Unsupported("hopper %s: needs %d bytes of shared memory per block for a %d-stage ring, over this GPU's %d", st.Name, MinStages*st.StageBytes+st.StoreBytes+alignSlack, MinStages, d.MaxSharedPerBlockOptin)
