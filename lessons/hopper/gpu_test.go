@@ -247,26 +247,30 @@ func TestAccurateStepsAreCorrect(t *testing.T) {
 	}
 }
 
-// Multiply runs the split where it takes the shape and falls back to lesson 03 elsewhere, correct
-// against float64 either way; the autograd op through it passes the finite-difference gradcheck,
-// on a shape whose forward and backward products all go through the split and on one where none do.
+// Multiply runs the split from SplitMinMACs up and lesson 03's pick below it or for inputs out of
+// fp16's range, correct against float64 either way; the autograd op through it passes the
+// finite-difference gradcheck, with the split forced on (every forward and backward product through
+// it) and with the default threshold (none through it at these sizes).
 func TestMultiplyAndItsOp(t *testing.T) {
 	env := openHopper(t)
+	forced := Multiplier{MinMACs: 0}
 	for i, c := range []struct {
+		mu   Multiplier
 		s    matmul.Shape
+		big  bool // an input over fp16's range
 		want string
 	}{
-		{matmul.Shape{M: 100, N: 264, K: 72}, Split.Name},
-		{matmul.Shape{M: 1000, N: 3000, K: 776}, Split.Name},
-		{matmul.Shape{M: 33, N: 17, K: 65}, Split.Name},
-		{matmul.Shape{M: 4097, N: 64, K: 16}, Split.Name},
-		{matmul.Shape{M: 40, N: 24, K: 16}, "lesson 03: "}, // an input over fp16's range
+		{Multiplier{SplitMinMACs}, matmul.Shape{M: 1000, N: 3000, K: 777}, false, Split.Name},
+		{Multiplier{SplitMinMACs}, matmul.Shape{M: 33, N: 17, K: 65}, false, Lesson03Prefix},
+		{forced, matmul.Shape{M: 33, N: 17, K: 65}, false, Split.Name},
+		{forced, matmul.Shape{M: 4097, N: 64, K: 16}, false, Split.Name},
+		{forced, matmul.Shape{M: 40, N: 24, K: 16}, true, Lesson03Prefix},
 	} {
 		a, b := matmul.Inputs(c.s, uint64(300+i))
-		if c.want != Split.Name {
+		if c.big {
 			a[7] = 1e5
 		}
-		got, step, err := Multiply(env, a, c.s.M, c.s.K, b, c.s.K, c.s.N)
+		got, step, err := c.mu.Multiply(env, a, c.s.M, c.s.K, b, c.s.K, c.s.N)
 		if err != nil {
 			t.Fatalf("%v: %v", c.s, err)
 		}
@@ -282,13 +286,16 @@ func TestMultiplyAndItsOp(t *testing.T) {
 	if _, _, err := Multiply(env, make([]float32, 6), 2, 3, make([]float32, 8), 4, 2); err == nil || !strings.Contains(err.Error(), "inner") {
 		t.Errorf("mismatched inner dimensions: %v", err)
 	}
-	for _, s := range []matmul.Shape{{M: 16, N: 24, K: 8}, {M: 5, N: 3, K: 7}} {
-		res, err := matmul.GradCheck(GPUOp(env), s, 12)
+	for _, c := range []struct {
+		op matmul.Op
+		s  matmul.Shape
+	}{{forced.Op(env), matmul.Shape{M: 16, N: 24, K: 8}}, {forced.Op(env), matmul.Shape{M: 5, N: 3, K: 7}}, {GPUOp(env), matmul.Shape{M: 5, N: 3, K: 7}}} {
+		res, err := matmul.GradCheck(c.op, c.s, 12)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := res.Err(); err != nil {
-			t.Errorf("gradcheck on %v: %v", s, err)
+			t.Errorf("gradcheck on %v: %v", c.s, err)
 		}
 	}
 }
