@@ -71,16 +71,23 @@ func Overview(env *lab.Env) error {
 		}
 		return err
 	}
-	what := "Measured on this GPU: "
-	if !env.GPU() || NeedHopper("", env.Device()) != nil {
-		what = "Recorded results: "
+	if !env.GPU() {
+		show.Note(show.Info, "Recorded results: "+run.Receipt.String())
+	} else {
+		show.Note(show.Info, "Measured on this GPU: "+run.Receipt.String())
 	}
-	show.Note(show.Info, what+run.Receipt.String())
+	if t, ok := lab.RefusedTable(run); ok { // a GPU without wgmma: cuBLAS only, then the recorded H100 run
+		t.Display()
+		LadderTable(run, FP16).Display()
+		rec, err := env.Recorded(ID)
+		if err != nil {
+			return env.NoRecording(err)
+		}
+		show.Note(show.Info, "The steps, as recorded on a Hopper GPU: "+rec.Receipt.String())
+		run = rec
+	}
 	LadderTable(run, FP16).Display()
 	LadderTable(run, BF16).Display()
-	if t, ok := lab.RefusedTable(run); ok {
-		t.Display()
-	}
 	return nil
 }
 
