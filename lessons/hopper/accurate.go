@@ -60,6 +60,12 @@ func NewAccurateProblem(env *lab.Env, s matmul.Shape, seed uint64) (*AccuratePro
 	return &AccurateProblem{Problem: p, env: env}, nil
 }
 
+// AccurateFrom makes lesson 03's problem p (its buffers, sample and reference) a problem of the
+// float32-in steps; Free then frees p too.
+func AccurateFrom(env *lab.Env, p *matmul.Problem) *AccurateProblem {
+	return &AccurateProblem{Problem: p, env: env}
+}
+
 // Free releases the problem's buffers.
 func (p *AccurateProblem) Free() {
 	for _, b := range p.halves {

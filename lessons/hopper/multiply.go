@@ -58,7 +58,7 @@ func (mu Multiplier) Multiply(env *lab.Env, a []float32, m, k int, b []float32, 
 	if err != nil {
 		return nil, Split.Name, err
 	}
-	p := &AccurateProblem{Problem: mp, env: env}
+	p := AccurateFrom(env, mp)
 	defer p.Free()
 	run, _, _, err := p.Launcher(Split, "")
 	if err != nil {

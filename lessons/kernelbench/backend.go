@@ -22,6 +22,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/parallel"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/lessons/conv"
+	"github.com/cudalessons/cudalessons/lessons/hopper"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 	"github.com/cudalessons/cudalessons/lessons/reduce"
 )
@@ -48,7 +49,7 @@ func (b backend) Memory(p kb.Problem) (need, free int64, err error) {
 	switch p.Op {
 	case kb.MatMul:
 		s := matmulShape(p)
-		need = matmul.DeviceBytes(s, matmulStep(p, d).Split) + reserve
+		need = matmul.DeviceBytes(s, matmulStep(p, d).Split || hopperSplit(p, d)) + reserve
 	case kb.LayerNorm:
 		N, M := lnShape(p)
 		need += reduce.LayerNormScratchBytes(d, N, M)
@@ -192,7 +193,8 @@ func (m *impl) fail(err error) (kb.Impl, error) {
 	return nil, err
 }
 
-// --- matmul: lesson 03's Problem and Launcher, the step Pick chooses.
+// --- matmul: lesson 03's Problem and Launcher, the step Pick chooses; on Hopper, lesson 08's split
+// where hopper.Multiply would run it.
 
 func matmulShape(p kb.Problem) matmul.Shape {
 	a, b := p.Tensors[0].Shape, p.Tensors[1].Shape
@@ -206,10 +208,20 @@ func matmulStep(p kb.Problem, d gpu.DeviceInfo) matmul.Step {
 	return matmul.Pick(matmulShape(p), d, true, fp16Safe)
 }
 
+// hopperSplit reports whether the product runs lesson 08's split: on a Hopper GPU, from
+// hopper.SplitMinMACs multiply-adds up, on inputs in fp16's range (torch.rand's).
+func hopperSplit(p kb.Problem, d gpu.DeviceInfo) bool {
+	fp16Safe := p.Tensors[0].Dist == kb.Rand && p.Tensors[1].Dist == kb.Rand
+	return fp16Safe && hopper.NeedHopper("", d) == nil && (hopper.Multiplier{MinMACs: hopper.SplitMinMACs}).UsesSplit(matmulShape(p), d)
+}
+
 func (b backend) openMatMul(p kb.Problem) (kb.Impl, error) {
 	m := newImpl(b.env, p)
 	s := matmulShape(p)
 	st := matmulStep(p, b.env.Session.Device)
+	if hopperSplit(p, b.env.Session.Device) {
+		return b.openHopperMatMul(p, m, s)
+	}
 	// NewProblem allocates A, B and C and draws the lesson's inputs, which Load overwrites with the
 	// trial's; its sample is empty (0 rows, columns, elements) at KernelBench's shapes.
 	prob, err := matmul.NewProblem(b.env, s, 1, 0, 0, 0)
@@ -228,6 +240,26 @@ func (b backend) openMatMul(p kb.Problem) (kb.Impl, error) {
 		v.Own = &own
 	}
 	m.add(v, run, nil)
+	m.work = s.Work()
+	return m, nil
+}
+
+// openHopperMatMul runs the product with lesson 08's split (hopper.Split) over lesson 03's buffers.
+func (b backend) openHopperMatMul(p kb.Problem, m *impl, s matmul.Shape) (kb.Impl, error) {
+	prob, err := matmul.NewProblem(b.env, s, 1, 0, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.ID(), err)
+	}
+	prob.A, prob.B = nil, nil
+	hp := hopper.AccurateFrom(b.env, prob)
+	m.frees = append(m.frees, hp.Free)
+	m.tensors, m.out = []*gpu.Buffer[float32]{prob.Ad, prob.Bd}, prob.Cd
+	run, _, _, err := hp.Launcher(hopper.Split, "")
+	if err != nil {
+		return m.fail(fmt.Errorf("%s, matmul %s: %w", p.ID(), hopper.Split.Name, err))
+	}
+	own := hp.Tol(hopper.Split)
+	m.add(kb.Variant{Name: "lesson 08: " + hopper.Split.Name, DType: hopper.SplitDType, Tol: matmul.Tolerance("float32", s.K), Own: &own}, run, nil)
 	m.work = s.Work()
 	return m, nil
 }
