@@ -89,7 +89,7 @@ type TensorMapSpec struct {
 	Swizzle          Swizzle
 }
 
-// Validate names the first rule of the driver's the spec breaks, before any driver call.
+// Validate names the first of the driver's rules that the spec breaks, before any driver call.
 func (t TensorMapSpec) Validate() error {
 	eb := t.DType.Bytes()
 	stride := t.RowStride
