@@ -32,19 +32,18 @@ typedef CUresult (*encodeTiledFn)(void *tensorMap, int dataType, uint32_t rank, 
 		const uint64_t *globalDim, const uint64_t *globalStrides, const uint32_t *boxDim,
 		const uint32_t *elementStrides, int interleave, int swizzle, int l2Promotion, int oobFill);
 
-static CUresult encodeTiled2D(void *out, int dtype, CUdeviceptr base, uint64_t rows, uint64_t cols,
-		uint64_t rowBytes, uint32_t boxRows, uint32_t boxCols, int swizzle, int *found) {
+static CUresult encodeTiled(void *out, int dtype, uint32_t rank, CUdeviceptr base, const uint64_t *dims,
+		const uint64_t *strides, const uint64_t *box64, int swizzle, int *found) {
 	void *fn = NULL;
 	*found = 0;
 	CUresult r = cuGetProcAddress("cuTensorMapEncodeTiled", &fn, 12000, 0);
 	if (r != CUDA_SUCCESS || fn == NULL) return r == CUDA_SUCCESS ? CUDA_ERROR_NOT_FOUND : r;
 	*found = 1;
-	uint64_t dims[2] = {cols, rows};       // innermost first
-	uint64_t strides[1] = {rowBytes};      // of every dimension but the innermost, in bytes
-	uint32_t box[2] = {boxCols, boxRows};
-	uint32_t estrides[2] = {1, 1};
+	uint32_t box[5], estrides[5];
+	for (uint32_t i = 0; i < rank && i < 5; i++) { box[i] = (uint32_t)box64[i]; estrides[i] = 1; }
+	// dims and box innermost first; strides (in bytes) of every dimension but the innermost;
 	// interleave none (0), L2 promotion of 256 bytes (3), out-of-bounds elements filled with zeros (0)
-	return ((encodeTiledFn)fn)(out, dtype, 2, (void *)base, dims, strides, box, estrides, 0, swizzle, 3, 0);
+	return ((encodeTiledFn)fn)(out, dtype, rank, (void *)base, dims, strides, box, estrides, 0, swizzle, 3, 0);
 }
 static CUresult setMaxDynShared(CUfunction f, int bytes) {
 	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
@@ -320,12 +319,19 @@ func resultError(r C.CUresult) error {
 }
 
 func (d *driver) encodeTiled(out *[16]uint64, t TensorMapSpec) error {
+	extents, strides, box := t.dims()
 	return d.do(func() error {
 		var found C.int
 		var buf [16]C.uint64_t
-		r := C.encodeTiled2D(unsafe.Pointer(&buf[0]), C.int(t.DType), C.CUdeviceptr(t.Base.DevicePtr()),
-			C.uint64_t(t.Rows), C.uint64_t(t.Cols), C.uint64_t(t.RowStride*t.DType.Bytes()),
-			C.uint32_t(t.BoxRows), C.uint32_t(t.BoxCols), C.int(t.Swizzle), &found)
+		var cd, cs, cb [5]C.uint64_t
+		for i := range extents {
+			cd[i], cb[i] = C.uint64_t(extents[i]), C.uint64_t(box[i])
+		}
+		for i := range strides {
+			cs[i] = C.uint64_t(strides[i])
+		}
+		r := C.encodeTiled(unsafe.Pointer(&buf[0]), C.int(t.DType), C.uint32_t(len(extents)), C.CUdeviceptr(t.Base.DevicePtr()),
+			&cd[0], &cs[0], &cb[0], C.int(t.Swizzle), &found)
 		if found == 0 {
 			return fmt.Errorf("the driver has no cuTensorMapEncodeTiled (it came with CUDA 12.0; this driver is %d): %w", cu.Version(), resultError(r))
 		}

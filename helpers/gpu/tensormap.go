@@ -73,13 +73,16 @@ func (s Swizzle) Span() int {
 	return 0
 }
 
-// TensorMapSpec is a two-dimensional row-major tensor in device memory and the box TMA moves.
-// Reads of a box that reaches past Rows or Cols fill the missing elements with zeros, and writes
-// there are dropped: that is how a TMA kernel takes any shape without edge code.
+// TensorMapSpec is a row-major tensor in device memory and the box TMA moves: two dimensions
+// (rows of Cols elements), and up to three more outside them (Outer), as an image batch in NHWC
+// order is channels (Cols) x W (Rows) x H x N. Reads of a box that reaches past an extent, on either
+// side (a box's start may be negative), fill the missing elements with zeros, and writes there are
+// dropped: that is how a TMA kernel takes any shape, and pads a convolution's input, without edge
+// code.
 type TensorMapSpec struct {
 	Base       DevicePointer // the tensor's first element; 16-byte aligned
 	DType      TensorDType
-	Rows, Cols int // the tensor's extent, in elements
+	Rows, Cols int // the two inner dimensions' extents, in elements
 	// RowStride is the distance between rows in elements (Cols when 0); in bytes it must be a
 	// multiple of 16.
 	RowStride int
@@ -87,7 +90,19 @@ type TensorMapSpec struct {
 	// swizzle, BoxCols elements at most the swizzle's span (128 bytes: 64 halves or 32 floats).
 	BoxRows, BoxCols int
 	Swizzle          Swizzle
+	// Outer are the dimensions outside the rows, innermost first (at most MaxOuterDims).
+	Outer []TensorDim
 }
+
+// TensorDim is one outer dimension of a tensor map: its extent, the distance between its
+// consecutive indices in elements (a multiple of 16 bytes), and the box's side along it.
+type TensorDim struct {
+	Extent, Stride, Box int
+}
+
+// MaxOuterDims is how many dimensions a map may have outside its rows: TMA's tiled mode takes
+// tensors of rank 5 at most.
+const MaxOuterDims = 3
 
 // Validate names the first of the driver's rules that the spec breaks, before any driver call.
 func (t TensorMapSpec) Validate() error {
@@ -120,13 +135,50 @@ func (t TensorMapSpec) Validate() error {
 		return fmt.Errorf("tensor map: a box row of %d elements is %d bytes, not a multiple of 16", t.BoxCols, t.BoxCols*eb)
 	case t.Swizzle != SwizzleNone && t.BoxCols*eb > t.Swizzle.Span():
 		return fmt.Errorf("tensor map: a box row of %d bytes is over the %d-byte swizzle span", t.BoxCols*eb, t.Swizzle.Span())
+	case len(t.Outer) > MaxOuterDims:
+		return fmt.Errorf("tensor map: %d outer dimensions, over TMA's %d (rank 5 at most)", len(t.Outer), MaxOuterDims)
+	}
+	for i, d := range t.Outer {
+		switch {
+		case d.Extent < 1 || int64(d.Extent) > 1<<32:
+			return fmt.Errorf("tensor map: outer dimension %d has extent %d, must be 1 to 2^32", i, d.Extent)
+		case d.Stride < 1 || d.Stride*eb%16 != 0 || int64(d.Stride)*int64(eb) >= 1<<40:
+			return fmt.Errorf("tensor map: outer dimension %d has stride %d elements (%d bytes), must be a positive multiple of 16 bytes under 2^40", i, d.Stride, d.Stride*eb)
+		case d.Box < 1 || d.Box > 256:
+			return fmt.Errorf("tensor map: outer dimension %d has box side %d, must be 1 to 256", i, d.Box)
+		}
 	}
 	return nil
 }
 
 // BoxBytes is the shared memory one box fills, which is also the byte count a TMA load reports to
 // its mbarrier (the expected transaction count), whether or not the box reaches past the edge.
-func (t TensorMapSpec) BoxBytes() int { return t.BoxRows * t.BoxCols * t.DType.Bytes() }
+func (t TensorMapSpec) BoxBytes() int {
+	n := t.BoxRows * t.BoxCols * t.DType.Bytes()
+	for _, d := range t.Outer {
+		n *= d.Box
+	}
+	return n
+}
+
+// dims are the spec's extents, strides (in bytes, of every dimension but the innermost) and box
+// sides, innermost first, as cuTensorMapEncodeTiled takes them.
+func (t TensorMapSpec) dims() (extents, strides, box []uint64) {
+	eb := uint64(t.DType.Bytes())
+	stride := t.RowStride
+	if stride == 0 {
+		stride = t.Cols
+	}
+	extents = []uint64{uint64(t.Cols), uint64(t.Rows)}
+	strides = []uint64{uint64(stride) * eb}
+	box = []uint64{uint64(t.BoxCols), uint64(t.BoxRows)}
+	for _, d := range t.Outer {
+		extents = append(extents, uint64(d.Extent))
+		strides = append(strides, uint64(d.Stride)*eb)
+		box = append(box, uint64(d.Box))
+	}
+	return extents, strides, box
+}
 
 // NewTensorMap encodes spec with the driver's cuTensorMapEncodeTiled (CUDA 12.0 and newer drivers),
 // after Validate. The map holds spec.Base's address: it is valid while that buffer is.

@@ -239,15 +239,32 @@ func (p *Problem) CheckRun(st Step, run func() error, l Launch) (check.Result, L
 // Measure checks a step (code in place of its file when not empty), then times it, and returns its
 // record under caseName.
 func (p *Problem) Measure(st Step, code, caseName, variant string) (record.Record, error) {
+	run, l, _, err := p.Launcher(st, code)
+	if err != nil {
+		return p.recordOf(st, caseName, variant), err
+	}
+	return p.MeasureRun(st, run, l, caseName, variant)
+}
+
+// recordOf is the record of st under caseName (variant, when not empty, in place of its name), before
+// any check or time.
+func (p *Problem) recordOf(st Step, caseName, variant string) record.Record {
 	if variant == "" {
 		variant = st.Name
 	}
+	return record.Record{Case: caseName, Variant: variant, Kind: "kernel", DType: st.DType, Shape: p.Shape.Short(), Tol: st.Tol.Name}
+}
+
+// MeasureRun checks run (the launches of st's computation, l its main launch) once on a
+// NaN-poisoned output against the float64 reference, then times that same run, and returns its
+// record under caseName. A failed check is an error, and nothing is timed.
+func (p *Problem) MeasureRun(st Step, run func() error, l Launch, caseName, variant string) (record.Record, error) {
+	rec := p.recordOf(st, caseName, variant)
 	w := Work(p.Shape)
 	if st.Fused {
 		w = FusedWork(p.Shape)
 	}
-	rec := record.Record{Case: caseName, Variant: variant, Kind: "kernel", DType: st.DType, Shape: p.Shape.Short(), Tol: st.Tol.Name}
-	res, l, err := p.Check(st, code)
+	res, l, err := p.CheckRun(st, run, l)
 	if err != nil {
 		return rec, err
 	}
@@ -257,14 +274,20 @@ func (p *Problem) Measure(st Step, code, caseName, variant string) (record.Recor
 		rec.Note += "; " + l.Note
 	}
 	if !res.OK {
-		return rec, fmt.Errorf("conv %s on %v: %w", variant, p.Shape, res.Err())
-	}
-	run, _, _, err := p.Launcher(st, code)
-	if err != nil {
-		return rec, err
+		return rec, fmt.Errorf("conv %s on %v: %w", rec.Variant, p.Shape, res.Err())
 	}
 	return p.env.Measure(rec, w, run)
 }
+
+// Buffers are the layer's inputs on the GPU: x (N, C, H, W), the filters (K, C, R, R) and the bias.
+func (p *Problem) Buffers() (x, w, b *gpu.Buffer[float32]) { return p.x, p.w, p.b }
+
+// Reference is the sampled conv outputs' flat NCHW indices and their float64 reference (the ones
+// Check compares), computed once.
+func (p *Problem) Reference() ([]int, []float64) { return p.reference(false, Step{}.relu()) }
+
+// Output is the conv output y (N, K, OH, OW), allocated on first use.
+func (p *Problem) Output() (*gpu.Buffer[float32], error) { return p.out(Step{}) }
 
 // Report is the compile report of the step's launch on this problem.
 func (p *Problem) Report(st Step) (record.KernelReport, error) {

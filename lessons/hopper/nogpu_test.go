@@ -11,6 +11,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	kh "github.com/cudalessons/cudalessons/kernels/hopper"
+	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
 
@@ -85,17 +86,21 @@ func TestEveryFileIsHopperOnly(t *testing.T) {
 	}
 }
 
-// Where the NVRTC is CUDA 12.0 or newer, every step compiles for compute_90a in both formats (the
+// Where the NVRTC is CUDA 12.0 or newer, every step compiles for compute_90a in its formats (the
 // no-GPU mode's compile check); with an older NVRTC the refusal names the version needed.
 func TestStepsCompile(t *testing.T) {
 	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
 	h100, _ := gpu.LookupProfile("h100")
-	for _, st := range append(append([]Step{}, Steps...), Variants...) {
+	for _, st := range AllSteps() {
 		src, err := st.Source("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, dtype := range DTypes {
+		dtypes := DTypes
+		if st.Products != "" { // float32 in and out: one build
+			dtypes = []string{FP16}
+		}
+		for _, dtype := range dtypes {
 			_, err := compile.PTX(src, st.Options(dtype, h100.Device()))
 			if err != nil && strings.Contains(err.Error(), "came with CUDA 12.0") {
 				t.Skipf("this NVRTC cannot compile compute_90a (the GPU machine's CUDA 13 does): %v", err)
@@ -155,5 +160,43 @@ func TestExercisesAreTheStepsWithAHole(t *testing.T) {
 		if !strings.Contains(x.Starter, x.Kernel+"(") || !strings.Contains(sol, x.Kernel+"(") {
 			t.Errorf("%s: the kernel is not named %s", x.Title, x.Kernel)
 		}
+	}
+}
+
+// The convolution steps' plans: the deep layer's tiles of 64 x 2 pixels, the channel blocks of
+// each format, zero-padded channels and filters, and the refusals (stride, a GPU other than Hopper).
+func TestConvPlans(t *testing.T) {
+	h100, _ := gpu.LookupProfile("h100")
+	d := h100.Device()
+	for _, c := range []struct {
+		st      Step
+		cblocks int
+	}{{ConvFP16, 4}, {ConvTF32, 8}} {
+		pl, err := c.st.PlanConv(conv.Deep, d)
+		if err != nil {
+			t.Fatalf("%s on the deep layer: %v", c.st.Name, err)
+		}
+		if pl.BW != 64 || pl.TilesW != 1 || pl.TilesH != 28 || pl.CBlocks != c.cblocks || pl.Cp != 256 || pl.Kp != 256 {
+			t.Errorf("%s on the deep layer: %+v", c.st.Name, pl)
+		}
+		if pl.Config.Grid.X != 2*(d.SMs/2) || pl.Config.SharedBytes > d.MaxSharedPerBlockOptin {
+			t.Errorf("%s: grid %v, %d bytes of shared memory", c.st.Name, pl.Config.Grid, pl.Config.SharedBytes)
+		}
+	}
+	odd := conv.Shape{N: 1, C: 3, H: 5, W: 300, K: 5, R: 3, S: 1, P: 1}
+	pl, err := ConvFP16.PlanConv(odd, d)
+	if err != nil || pl.Cp != 8 || pl.Kp != 8 || pl.BW != 128 || pl.TilesW != 3 || pl.TilesH != 5 {
+		t.Errorf("FP16 on %v: %+v %v", odd, pl, err)
+	}
+	if pl, err := ConvTF32.PlanConv(odd, d); err != nil || pl.Cp != 4 || pl.Kp != 5 {
+		t.Errorf("TF32 on %v: %+v %v", odd, pl, err)
+	}
+	strided := conv.AlexNet
+	if _, err := ConvFP16.PlanConv(strided, d); err == nil || !strings.Contains(err.Error(), "stride 4") {
+		t.Errorf("a strided layer: %v", err)
+	}
+	a100, _ := gpu.LookupProfile("a100-80")
+	if _, err := ConvTF32.PlanConv(conv.Deep, a100.Device()); err == nil || !strings.Contains(err.Error(), "9.0") {
+		t.Errorf("an A100: %v", err)
 	}
 }

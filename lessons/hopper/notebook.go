@@ -12,6 +12,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
+	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
 
@@ -130,8 +131,12 @@ func Walk(env *lab.Env, step string) error {
 			found = true
 		}
 	}
+	at := "4096^3"
+	if st.Conv {
+		at = "the deep layer"
+	}
 	if found {
-		show.Reports("compile report of "+st.Kernel+" at 4096^3", []record.KernelReport{rep}).Display()
+		show.Reports("compile report of "+st.Kernel+" at "+at, []record.KernelReport{rep}).Display()
 	}
 	if rerr != nil {
 		if errors.Is(rerr, lab.ErrNoRecord) {
@@ -148,10 +153,14 @@ func Walk(env *lab.Env, step string) error {
 			recs = append(recs, r)
 		}
 	}
-	if st.Products != "" {
+	what := "cuBLAS"
+	switch {
+	case st.Conv:
+		recs, what = run.Select(ConvCase), "cuDNN"
+	case st.Products != "":
 		recs = run.Select(Float32)
 	}
-	show.Records(st.Name+" beside cuBLAS at 4096^3", recs, run.Receipt).Display()
+	show.Records(st.Name+" beside "+what+" at "+at, recs, run.Receipt).Display()
 	return nil
 }
 
@@ -166,7 +175,7 @@ func compileReport(env *lab.Env, st Step) (record.KernelReport, error) {
 	if err != nil {
 		return record.KernelReport{}, err
 	}
-	cfg, err := st.Plan(Article, env.Device())
+	cfg, err := st.headline(env.Device())
 	if err != nil {
 		return record.KernelReport{}, err
 	}
@@ -198,7 +207,7 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := st.Plan(Article, env.Device())
+	cfg, err := st.headline(env.Device())
 	if err != nil {
 		return err
 	}
@@ -206,6 +215,9 @@ func Try(env *lab.Env, step, code string) error {
 	if !env.GPU() {
 		show.Note(show.Info, "Your kernel compiled. Checking and timing it needs a Hopper GPU ("+env.Mode.String()+").")
 		return nil
+	}
+	if st.Conv {
+		return tryConv(env, st, code)
 	}
 	for _, s := range []matmul.Shape{TryShape, Article} {
 		if _, err := st.Plan(s, env.Device()); err != nil {
@@ -244,6 +256,66 @@ func Try(env *lab.Env, step, code string) error {
 	}
 	show.Note(show.Success, "Correct on every output of "+TryShape.String()+" and on the sampled 4096^3.")
 	return nil
+}
+
+// TryConvShape is the layer on which Try checks a reader's convolution on every output: channels and
+// filters off the tiles, rows wider than a tile, an odd count of pixel tiles.
+var TryConvShape = conv.Shape{N: 2, C: 20, H: 13, W: 70, K: 40, R: 3, S: 1, P: 1}
+
+// tryConv is Try for a convolution step: every output of TryConvShape, then a sample of the deep
+// layer, against float64; then the reader's kernel and the original timed there.
+func tryConv(env *lab.Env, st Step, code string) error {
+	for i, s := range []conv.Shape{TryConvShape, conv.Deep} {
+		checked := 0
+		if s == conv.Deep {
+			checked = conv.CheckCount(true)
+		}
+		p, err := NewConvProblem(env, s, uint64(31+i), checked)
+		if err != nil {
+			return err
+		}
+		res, err := p.CheckConv(st, code)
+		if err != nil {
+			p.Free()
+			return err
+		}
+		if !res.OK {
+			p.Free()
+			show.Note(show.Failure, fmt.Sprintf("Your %s is wrong on %v (%s): %v", st.Name, s, p.CheckedLabel(false), res.Err()))
+			return nil
+		}
+		if s != conv.Deep {
+			p.Free()
+			continue
+		}
+		mine, err := p.Measure("try", st, code)
+		if err != nil {
+			p.Free()
+			return err
+		}
+		orig, err := p.Measure("try", st, "")
+		p.Free()
+		if err != nil {
+			return err
+		}
+		for i := range mine {
+			mine[i].Variant = "your " + mine[i].Variant
+		}
+		show.Records("your kernel beside the original, the deep layer", append(mine, orig...), env.Receipt).Display()
+	}
+	show.Note(show.Success, "Correct on every output of "+TryConvShape.String()+" and on the sampled deep layer.")
+	return nil
+}
+
+// Conv shows the deep convolution: steps 7 and 8 beside cuDNN and lesson 05's steps, with each one's
+// error against float64, and the chart.
+func Conv(env *lab.Env) error {
+	run, err := env.ShownOrNil(Lesson)
+	if run == nil {
+		return err
+	}
+	ConvTable(run).Display()
+	return Lesson.ShowFigures(run, "08_conv")
 }
 
 // Accuracy shows the float32 case: the split and TF32 beside cuBLAS fp32 and TF32 and lesson 03's
@@ -297,6 +369,23 @@ func Limits(env *lab.Env) error {
 		t.Rows = append(t.Rows, row)
 	}
 	t.Display()
+	layers := []conv.Shape{conv.Deep, TryConvShape, {N: 1, C: 3, H: 224, W: 224, K: 64, R: 7, S: 1, P: 3}, conv.AlexNet}
+	ct := show.Table{Title: "Which convolution step takes which layer", Header: []string{"step"}}
+	for _, s := range layers {
+		ct.Header = append(ct.Header, s.Short())
+	}
+	for _, st := range Convs {
+		row := []string{st.Name}
+		for _, s := range layers {
+			if pl, err := st.PlanConv(s, d); err != nil {
+				row = append(row, "refuses: "+strings.TrimPrefix(err.Error(), "hopper "+st.Name+": "))
+			} else {
+				row = append(row, fmt.Sprintf("takes it: tiles of %d x %d pixels, %d k tiles each", pl.BW, ConvPixels/pl.BW, s.R*s.R*pl.CBlocks))
+			}
+		}
+		ct.Rows = append(ct.Rows, row)
+	}
+	ct.Display()
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package hopper
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 	kh "github.com/cudalessons/cudalessons/kernels/hopper"
+	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
 
@@ -56,16 +58,16 @@ func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 	for _, n := range SweepSizes(quick) {
 		pts = append(pts, lab.SweepPoint("sweep", matmul.Shape{M: n, N: n, K: n}.String()))
 	}
-	return pts
+	return append(pts, lab.Headline(ConvCase, conv.Deep.Short()))
 }
 
-// StepChecks checks every step and variant on d at the lesson's shape: its declared need (Hopper
-// only), then its plan. On any other GPU every one is refused, naming lesson 03's steps instead.
+// StepChecks checks every step and variant on d at the lesson's shape (the convolutions at lesson
+// 05's deep layer): its declared need (Hopper only), then its plan. On any other GPU every one is refused, naming lesson 03's steps instead.
 func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 	var out []lab.StepCheck
-	for _, st := range append(append(append([]Step{}, Steps...), Variants...), Accurate...) {
+	for _, st := range AllSteps() {
 		c := lab.CheckStep(kh.Kernels, st.Name, st.File, st.DefinesOn(FP16, d), d, func() error {
-			_, err := st.Plan(Article, d)
+			_, err := st.headline(d)
 			return err
 		})
 		if !c.Runs() {
@@ -78,15 +80,15 @@ func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 
 // Run measures, in one process: cuBLAS through PyTorch in fp16 and bf16 at every shape, every step
 // and variant in fp16 and bf16 at 4096^3 (checked on a NaN-poisoned output, then timed), the 16-bit
-// shapes off the tiles and the size sweep; lesson 03's fastest 16-bit product; and the float32 case
-// (addAccurate). On a GPU other than a Hopper every step is refused (recorded, with the need) and
+// shapes off the tiles and the size sweep; lesson 03's fastest 16-bit product; the float32 case
+// (addAccurate); and the deep convolution (addConv). On a GPU other than a Hopper every step is refused (recorded, with the need) and
 // only the baselines and lesson 03's steps run.
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
 	refused := lab.Lesson{Steps: StepChecks}.RefusedOn(env.Device())
 	sweep := SweepSizes(quick)
 	all := append(append([]Step{}, Steps...), Variants...)
-	prog := show.NewProgress("lesson 08", 3+2*len(all)+len(Shapes)+2*len(sweep))
+	prog := show.NewProgress("lesson 08", 4+2*len(all)+len(Shapes)+2*len(sweep))
 	defer prog.Done()
 
 	shapes := append([]matmul.Shape{Article}, Shapes...)
@@ -156,6 +158,10 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		return nil, err
 	}
 	prog.Step("float32: the split, cuBLAS fp32 and TF32, lesson 03's split")
+	if err := addConv(env, run, len(refused) == 0, conv.CheckCount(quick)); err != nil {
+		return nil, err
+	}
+	prog.Step("the deep convolution: steps 7 and 8, cuDNN, lesson 05's steps")
 	for _, c := range StepChecks(env.Device()) {
 		if c2, ok := refused[c.Step]; ok {
 			run.Add(lab.RefusedRecord(c2))
@@ -316,5 +322,51 @@ func addAccurate(env *lab.Env, run *record.Run, hopper bool) error {
 	}
 	rec.Variant, rec.Kind = "lesson 03: "+st.Name+" (mma.sync)", "baseline"
 	run.Add(rec)
+	return nil
+}
+
+// Lesson05Steps are lesson 05's fastest steps at the deep layer, measured beside steps 7 and 8.
+var Lesson05Steps = []string{"5 cp.async TF32", "5 cp.async FP16"}
+
+// Lesson05Prefix starts the record names of lesson 05's steps in this lesson's run.
+const Lesson05Prefix = "lesson 05: "
+
+// addConv measures lesson 05's deep layer (conv.Deep, checked outputs of it against float64):
+// cuDNN in every ConvVendor form on the same inputs, lesson 05's fastest steps where the GPU runs
+// them, and steps 7 and 8 where it is a Hopper (hopper true), with their compile reports.
+func addConv(env *lab.Env, run *record.Run, hopper bool, checked int) error {
+	p, err := NewConvProblem(env, conv.Deep, Seed, checked)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	addConvVendor(env, run, p)
+	for _, name := range Lesson05Steps {
+		st := conv.MustStep(name)
+		rec, err := p.Problem.Measure(st, "", ConvCase, Lesson05Prefix+name)
+		if errors.Is(err, gpu.ErrUnsupported) {
+			continue // lesson 05's own run records the refusal
+		}
+		if err != nil {
+			return fmt.Errorf("lesson 05's %s: %w", name, err)
+		}
+		rec.Kind = "baseline"
+		run.Add(rec)
+	}
+	for _, st := range Convs {
+		if !hopper {
+			break
+		}
+		recs, err := p.Measure(ConvCase, st, "")
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			run.Add(rec)
+		}
+		if rep, err := p.ReportConv(st); err == nil {
+			run.Kernels = append(run.Kernels, rep)
+		}
+	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	kh "github.com/cudalessons/cudalessons/kernels/hopper"
+	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
 
@@ -17,8 +18,14 @@ import (
 // (the ring's counters and phases carried from tile to tile).
 var sanitizeShapes = []matmul.Shape{{M: 64, N: 128, K: 64}, {M: 200, N: 264, K: 72}, {M: 640, N: 512, K: 320}}
 
+// sanitizeConv is a layer small enough for racecheck with channels (20) and filters (300) off the
+// tiles: two pixel tiles across each row (the second mostly past the edge), two tiles of filters,
+// and 9 k tiles per pixel tile (the rings wrap around).
+var sanitizeConv = conv.Shape{N: 1, C: 20, H: 5, W: 130, K: 300, R: 3, S: 1, P: 1}
+
 // TestSanitize launches every kernel of kernels/hopper (every step and variant, in both formats, and
-// the float32-in steps with their first kernels) on sanitizeShapes, for cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each
+// the float32-in steps with their first kernels) on sanitizeShapes, the convolutions with their
+// layout passes on sanitizeConv, for cmd/sanitize's memcheck, racecheck and synccheck pass, and checks each
 // result against the float64 reference; it fails unless every kernel of the folder was launched.
 func TestSanitize(t *testing.T) {
 	env := openHopper(t)
@@ -62,5 +69,19 @@ func TestSanitize(t *testing.T) {
 		}
 		p.Free()
 	}
+	// The convolutions: a small layer off every tile, walked by every cluster and then by one.
+	cp, err := NewConvProblem(env, sanitizeConv, 80, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, clusters := range []int{0, 1} {
+		cp.clusters = clusters
+		for _, st := range Convs {
+			if res, err := cp.CheckConv(st, ""); err != nil || !res.OK {
+				t.Errorf("%s on %v with %d clusters (0: all): %v %v", st.Name, sanitizeConv, clusters, err, res.Err())
+			}
+		}
+	}
+	cp.Free()
 	labtest.LaunchedEvery(t, kh.Kernels, env)
 }

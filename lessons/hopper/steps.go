@@ -6,6 +6,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	kh "github.com/cudalessons/cudalessons/kernels/hopper"
+	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
 
@@ -52,6 +53,20 @@ type Step struct {
 	// 0 means 8 (16-bit rows read as they are). A step whose first kernel copies its operands into
 	// padded rows needs less: the split 1 and 1, TF32 4 (A is read as it is) and 1.
 	KMult, NMult int
+	// Conv marks a convolution step (planned on a conv.Shape by PlanConv); Before are kernels of its
+	// file that its launch runs first, in order (its layout passes).
+	Conv   bool
+	Before []string
+}
+
+// headline is the step's launch on d at the lesson's shape for it: 4096^3, or lesson 05's deep layer
+// for a convolution.
+func (st Step) headline(d gpu.DeviceInfo) (gpu.Config, error) {
+	if st.Conv {
+		pl, err := st.PlanConv(conv.Deep, d)
+		return pl.Config, err
+	}
+	return st.Plan(Article, d)
 }
 
 // mults are the step's KMult and NMult, 8 where not set.
@@ -107,12 +122,18 @@ func (st Step) variant(name, idea string, defines ...string) Step {
 
 // StepByName finds a step by its name or its number ("3").
 func StepByName(name string) (Step, error) {
-	for _, s := range append(append(append([]Step{}, Steps...), Variants...), Accurate...) {
+	for _, s := range AllSteps() {
 		if s.Name == name || len(s.Name) > len(name) && s.Name[:len(name)] == name && s.Name[len(name)] == ' ' {
 			return s, nil
 		}
 	}
 	return Step{}, fmt.Errorf("hopper: no step %q", name)
+}
+
+// AllSteps are every step and variant of the lesson: the 16-bit ladder, its variants, the float32-in
+// products and the convolutions.
+func AllSteps() []Step {
+	return append(append(append(append([]Step{}, Steps...), Variants...), Accurate...), Convs...)
 }
 
 // NeedHopper refuses every GPU but compute capability 9.0 (H100, H200, GH200): wgmma, setmaxnreg and

@@ -9,7 +9,9 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
+	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
+	"gonum.org/v1/plot"
 )
 
 func tflops(r record.Record) string {
@@ -178,11 +180,19 @@ func Targets(run *record.Run) show.Table {
 		}
 	}
 	t.Add("Multiply (the split from 2^28 multiply-adds, lesson 03's pick below) >= 70% of cuBLAS fp32's speed on every awkward shape", fmt.Sprintf("slowest: %.0f%% at %s", 100*worst, at), have && worst >= 0.7, have)
-	for _, todo := range []string{"deep 3x3 convolution no slower than cuDNN TF32"} {
-		t.Add(todo, "no step of this lesson yet", false, false)
+	tdn, tdnName := fastestCuDNNTF32(run)
+	var bestConv record.Record
+	for _, st := range Convs {
+		if r, ok := run.Find(ConvCase, st.Name, 0); ok && r.Correct && r.MedianMS > 0 && (bestConv.MedianMS == 0 || r.MedianMS < bestConv.MedianMS) {
+			bestConv = r
+		}
 	}
+	known = tdn > 0 && bestConv.MedianMS > 0
+	t.Add("deep 3x3 convolution (8,256,56,56) -> 256 no slower than cuDNN TF32 (FP16 or TF32, its error stated)",
+		fmt.Sprintf("%s: %s with its layout passes, rel L2 %.2e, vs %s %s = %s", bestConv.Variant, show.MS(bestConv.MedianMS), bestConv.RelL2, tdnName, show.MS(tdn), show.Ratio(tdn, bestConv.MedianMS)),
+		known && bestConv.MedianMS <= tdn, known)
 	if refused := lab.Refused(run); len(refused) > 0 {
-		for i := 0; i < 6; i++ {
+		for i := range t.Rows {
 			t.Rows[i][1], t.Rows[i][2] = "refused on this GPU: "+refused[0].Note, "not measured: refused on this GPU"
 		}
 	}
@@ -190,9 +200,41 @@ func Targets(run *record.Run) show.Table {
 	return t.Table
 }
 
+// fastestCuDNNTF32 is the faster of cuDNN's TF32 forms in the run (PyTorch's default choice and
+// cudnn.benchmark's), with its name; 0 when neither was measured.
+func fastestCuDNNTF32(run *record.Run) (float64, string) {
+	best, name := 0.0, ""
+	for _, r := range run.Select(ConvCase) {
+		if r.Kind == "baseline" && r.DType == conv.TF32 && strings.HasPrefix(r.Variant, "cuDNN") && r.MedianMS > 0 && (best == 0 || r.MedianMS < best) {
+			best, name = r.MedianMS, r.Variant
+		}
+	}
+	return best, name
+}
+
+// ConvTable is the deep convolution: steps 7 and 8 (with their layout passes, and the product
+// alone), cuDNN in every form, and lesson 05's fastest steps, with each one's error on the same
+// inputs against float64.
+func ConvTable(run *record.Run) show.Table {
+	t := show.Table{Title: "Lesson 05's deep layer, " + conv.Deep.String() + " (29.6 GFLOP): implicit GEMM on wgmma beside cuDNN",
+		Header: []string{"kernel", "format", "median", "TFLOP/s", "speedup over cuDNN TF32", "rel L2 error against float64", "check"}}
+	base, name := fastestCuDNNTF32(run)
+	for _, r := range run.Select(ConvCase) {
+		if r.MedianMS <= 0 {
+			t.Rows = append(t.Rows, []string{r.Variant, r.DType, "unavailable", "", "", "", r.Note})
+			continue
+		}
+		t.Rows = append(t.Rows, []string{r.Variant, r.DType, show.MS(r.MedianMS), tflops(r), show.Ratio(base, r.MedianMS), fmt.Sprintf("%.2e", r.RelL2), matmul.Verdict(r)})
+	}
+	t.Caption = show.Sentences("Every kernel on the same inputs (x uniform in [-1, 1), filters scaled by 1/sqrt(2304), bias), its output NaN-poisoned first, every output scanned for NaN and a random sample compared with the float64 convolution. "+
+		"Steps 7 and 8 take x in NCHW float32 and write y in NCHW float32: their times include copying x to NHWC and the filters to the step's layout; the \"product alone\" rows are the product kernel without those passes. "+
+		"cuDNN runs through F.conv2d (its fp16 forms take and return half); the speedups are over "+name+", the faster of its TF32 forms in this run.", "Measured: "+run.Receipt.String())
+	return t
+}
+
 // Tables are the lesson's tables from a run.
 func Tables(run *record.Run) []show.Table {
-	out := []show.Table{LadderTable(run, FP16), LadderTable(run, BF16), AccurateTable(run), AwkwardTable(run), ShapesTable(run), SweepTable(run), Targets(run)}
+	out := []show.Table{LadderTable(run, FP16), LadderTable(run, BF16), AccurateTable(run), AwkwardTable(run), ShapesTable(run), SweepTable(run), ConvTable(run), Targets(run)}
 	if rt, ok := lab.RefusedTable(run); ok {
 		out = append(out, rt)
 	}
@@ -250,9 +292,35 @@ func Figures(run *record.Run) ([]lab.Figure, error) {
 		}
 		figs = append(figs, lab.Figure{Name: "08_sweep", Plot: p})
 	}
+	if p, err := convFigure(run); err != nil {
+		return nil, err
+	} else if p != nil {
+		figs = append(figs, lab.Figure{Name: "08_conv", Plot: p})
+	}
 	sw, err := SwizzleFigure()
 	if err != nil {
 		return nil, err
 	}
 	return append(figs, lab.Figure{Name: "08_swizzle", Plot: sw}), nil
+}
+
+// convFigure is the deep convolution's TFLOP/s per kernel (useful work: 29.6 GFLOP), with cuDNN
+// TF32's as a dashed line; nil when nothing of it was timed.
+func convFigure(run *record.Run) (*plot.Plot, error) {
+	var labels []string
+	var vals []float64
+	for _, r := range run.Select(ConvCase) {
+		if r.MedianMS > 0 {
+			labels, vals = append(labels, r.Variant), append(vals, r.GFLOPs/1e3)
+		}
+	}
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	base, _ := fastestCuDNNTF32(run)
+	line := 0.0
+	if base > 0 {
+		line = conv.Work(conv.Deep).FLOPs / (base * 1e-3) / 1e12
+	}
+	return charts.Bars("Deep 3x3 convolution (8,256,56,56) -> 256: TFLOP/s (dashed: cuDNN TF32)", "TFLOP/s", labels, []charts.Series{{Name: "TFLOP/s", Values: vals}}, false, line)
 }

@@ -1,0 +1,335 @@
+package hopper
+
+import (
+	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/lessons/conv"
+)
+
+// ConvFP16 is step 7: lesson 05's deep convolution as an implicit GEMM on step 4's pipeline. x is
+// copied to NHWC fp16 and the filters to a (tap, channel, filter) fp16 matrix first; then TMA
+// gathers each k tile of A (one tap, 64 channels, 128 pixels) as one box of a 4-dimensional map of
+// the image, its zero fill making the padding.
+var ConvFP16 = Step{Name: "7 conv FP16", File: "7_conv.cu", Kernel: "hg_conv", TMA: true, BM: 128, BN: 256, Threads: 384,
+	StageBytes: 2 * (128*64 + 64*256), Cluster: 2, Products: conv.FP16, Conv: true, Before: []string{"hg_conv_nhwc", "hg_conv_filters"},
+	Idea: "implicit GEMM: TMA boxes of a 4-D NHWC map are A's tiles (one tap, 64 channels, 128 pixels), zero fill for the padding"}
+
+// ConvTF32 is step 8: step 7 in TF32, with step 6's K-major filters.
+var ConvTF32 = Step{Name: "8 conv TF32", File: "8_conv_tf32.cu", Kernel: "hg_conv_tf32", TMA: true, BM: 128, BN: 256, Threads: 384,
+	StageBytes: 4 * (128*32 + 256*32), Cluster: 2, Products: conv.TF32, Conv: true, Before: []string{"hg_conv_nhwc_tf32", "hg_conv_filters_tf32"},
+	Idea: "step 7 in TF32: NHWC float32 and the filters K-major (tap, channel), rounded to TF32, m64n256k8"}
+
+// Convs are the convolution steps.
+var Convs = []Step{ConvFP16, ConvTF32}
+
+// ConvCase is the case of the convolution records: lesson 05's deep layer (conv.Deep).
+const ConvCase = conv.CaseDeep
+
+// ConvPlan is how a convolution step runs on a layer: the product's launch, and how its 128-pixel
+// tiles and k tiles cover the layer.
+type ConvPlan struct {
+	Config gpu.Config
+	// Cp and Kp are the channels and filters as the copies hold them, padded with zeros to TMA's
+	// 16-byte rows.
+	Cp, Kp int
+	// A tile is BW output columns x 128/BW rows of one image; TilesW x TilesH tiles cover an image.
+	BW, TilesW, TilesH int
+	// CBlocks is the channel blocks of one tap, each a k tile.
+	CBlocks int
+}
+
+// convBK is the channels of one k tile: a 128-byte row of the format.
+func convBK(format string) int {
+	if format == conv.TF32 {
+		return 32
+	}
+	return 64
+}
+
+// elemBytes is the size of one element of the step's copies of x and the filters.
+func (st Step) elemBytes() int {
+	if st.Products == conv.TF32 {
+		return 4
+	}
+	return 2
+}
+
+// PlanConv returns the launch of conv step st on layer s on d, or why it cannot take it, before
+// anything is compiled or launched: a stride other than 1, a batch over grid.z's 65535 (the NHWC
+// pass), a GPU other than a Hopper, too little shared memory.
+func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
+	if err := s.Validate(); err != nil {
+		return ConvPlan{}, err
+	}
+	if !st.Conv {
+		return ConvPlan{}, fmt.Errorf("hopper %s: not a convolution step", st.Name)
+	}
+	if err := NeedHopper(st.Name, d); err != nil {
+		return ConvPlan{}, err
+	}
+	if s.S != 1 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: %v has stride %d; the step's TMA boxes walk the image a pixel at a time (stride 1). Lesson 05's steps take strided layers", st.Name, s, s.S)
+	}
+	if s.N > 65535 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: batch N = %d is over the NHWC pass's limit of 65535 images (grid.z)", st.Name, s.N)
+	}
+	if st.Stages(d) == 0 {
+		return ConvPlan{}, gpu.Unsupported("hopper %s: needs %d bytes of shared memory per block for a %d-stage ring, over this GPU's %d", st.Name, MinStages*st.StageBytes+alignSlack, MinStages, d.MaxSharedPerBlockOptin)
+	}
+	align := 16 / st.elemBytes()
+	p := ConvPlan{Cp: (s.C + align - 1) / align * align, Kp: s.K, BW: 8}
+	if st.Products == conv.FP16 {
+		p.Kp = pad8(s.K) // the filters' rows are N-major: K halves each
+	}
+	for p.BW < s.OW() && p.BW < ConvPixels {
+		p.BW *= 2
+	}
+	p.TilesW, p.TilesH = gpu.CeilDiv(s.OW(), p.BW), gpu.CeilDiv(s.OH(), ConvPixels/p.BW)
+	p.CBlocks = gpu.CeilDiv(p.Cp, convBK(st.Products))
+	mtiles := int64(s.N) * int64(p.TilesW) * int64(p.TilesH)
+	if mtiles >= 1<<31 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: %v has %d pixel tiles, over the kernel's 32-bit count", st.Name, s, mtiles)
+	}
+	supers := gpu.CeilDiv(int(mtiles), st.Cluster) * gpu.CeilDiv(s.K, st.BN)
+	clusters := supers
+	if d.SMs > 0 {
+		clusters = min(supers, d.SMs/st.Cluster)
+	}
+	p.Config = gpu.Config{Grid: gpu.D1(st.Cluster * max(1, clusters)), Block: gpu.D1(st.Threads), SharedBytes: st.SharedBytes(d)}
+	return p, nil
+}
+
+// ConvPixels is the pixels of a convolution tile (the rows of the product's tile).
+const ConvPixels = 128
+
+// ConvProblem is lesson 05's layer (its inputs, sampled float64 reference and output) with what the
+// convolution steps make of it first: x in NHWC and the filters in the step's layout, and their
+// tensor maps.
+type ConvProblem struct {
+	*conv.Problem
+	env    *lab.Env
+	copies map[string]*convCopies // by format
+	// clusters, when above 0, caps the grid at that many clusters (the tests' one-cluster walk).
+	clusters int
+}
+
+// convCopies are one format's copies of x and the filters, and their maps.
+type convCopies struct {
+	x, w       gpu.DevicePointer
+	free       func()
+	mapX, mapW *gpu.TensorMap
+}
+
+// NewConvProblem draws lesson 05's inputs for layer s from seed and uploads them; checked is how many
+// outputs a check compares (0: all), as lesson 05's problem takes it.
+func NewConvProblem(env *lab.Env, s conv.Shape, seed uint64, checked int) (*ConvProblem, error) {
+	p, err := conv.NewProblem(env, s, seed, checked)
+	if err != nil {
+		return nil, err
+	}
+	return &ConvProblem{Problem: p, env: env, copies: map[string]*convCopies{}}, nil
+}
+
+// Free releases the copies and the layer's buffers.
+func (p *ConvProblem) Free() {
+	for _, c := range p.copies {
+		c.free()
+	}
+	p.copies = map[string]*convCopies{}
+	p.Problem.Free()
+}
+
+// prepare allocates the step's copies of x and the filters and makes their tensor maps, once per
+// format, after checking that they fit in the device's free memory.
+func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
+	if c, ok := p.copies[st.Products]; ok {
+		return c, nil
+	}
+	s, eb := p.Shape, st.elemBytes()
+	nx, nw := s.N*s.H*s.W*pl.Cp, s.R*s.R*pl.Cp*pl.Kp
+	if free, _, err := p.env.Session.MemInfo(); err == nil && int64(nx+nw)*int64(eb) > free {
+		return nil, fmt.Errorf("hopper %s on %v: the NHWC copy and the filters need %s of device memory, %s free", st.Name, s, gpu.FormatBytes(int64(nx+nw)*int64(eb)), gpu.FormatBytes(free))
+	}
+	c := &convCopies{}
+	dtype := gpu.TensorFP16
+	if eb == 4 {
+		x, err := gpu.Alloc[float32](p.env.Session, nx)
+		if err != nil {
+			return nil, fmt.Errorf("hopper %s: x in NHWC: %w", st.Name, err)
+		}
+		w, err := gpu.Alloc[float32](p.env.Session, nw)
+		if err != nil {
+			x.Free()
+			return nil, fmt.Errorf("hopper %s: the filters: %w", st.Name, err)
+		}
+		c.x, c.w, c.free, dtype = x, w, func() { x.Free(); w.Free() }, gpu.TensorFP32
+	} else {
+		x, err := gpu.Alloc[uint16](p.env.Session, nx)
+		if err != nil {
+			return nil, fmt.Errorf("hopper %s: x in NHWC: %w", st.Name, err)
+		}
+		w, err := gpu.Alloc[uint16](p.env.Session, nw)
+		if err != nil {
+			x.Free()
+			return nil, fmt.Errorf("hopper %s: the filters: %w", st.Name, err)
+		}
+		c.x, c.w, c.free = x, w, func() { x.Free(); w.Free() }
+	}
+	bk, rr := convBK(st.Products), s.R*s.R
+	// x: channel, x, y, image; a box is one tap's k tile: bk channels of BW x 128/BW pixels.
+	specX := gpu.TensorMapSpec{Base: c.x, DType: dtype, Rows: s.W, Cols: pl.Cp, BoxRows: pl.BW, BoxCols: bk, Swizzle: gpu.Swizzle128B,
+		Outer: []gpu.TensorDim{{Extent: s.H, Stride: s.W * pl.Cp, Box: ConvPixels / pl.BW}, {Extent: s.N, Stride: s.H * s.W * pl.Cp, Box: 1}}}
+	// FP16 filters: filter, channel, tap (N-major panels of 64 x 64); TF32: channel, tap, filter
+	// (K-major, half the block's filters per box).
+	specW := gpu.TensorMapSpec{Base: c.w, DType: dtype, Rows: pl.Cp, Cols: pl.Kp, BoxRows: bk, BoxCols: 64, Swizzle: gpu.Swizzle128B,
+		Outer: []gpu.TensorDim{{Extent: rr, Stride: pl.Cp * pl.Kp, Box: 1}}}
+	if st.Products == conv.TF32 {
+		specW = gpu.TensorMapSpec{Base: c.w, DType: dtype, Rows: rr, Cols: pl.Cp, BoxRows: 1, BoxCols: bk, Swizzle: gpu.Swizzle128B,
+			Outer: []gpu.TensorDim{{Extent: s.K, Stride: rr * pl.Cp, Box: st.BN / st.Cluster}}}
+	}
+	var err error
+	if c.mapX, err = p.env.Session.NewTensorMap(specX); err == nil {
+		c.mapW, err = p.env.Session.NewTensorMap(specW)
+	}
+	if err != nil {
+		c.free()
+		return nil, fmt.Errorf("hopper %s on %v: tensor maps: %w", st.Name, s, err)
+	}
+	p.copies[st.Products] = c
+	return c, nil
+}
+
+// checkStep is st as lesson 05's problem checks and records it: its format and that format's
+// tolerance.
+func checkStep(st Step) conv.Step {
+	return conv.Step{Name: st.Name, File: st.File, Kernel: st.Kernel, DType: st.Products, Tol: conv.Tol(st.Products), Idea: st.Idea}
+}
+
+// Launcher plans conv step st on the layer (refusing what it cannot take before anything runs),
+// compiles it (code, when not empty, replaces its source), makes the copies and maps, and returns a
+// function that queues the NHWC pass, the filters' pass and the product, with the product's launch.
+func (p *ConvProblem) Launcher(st Step, code string) (func() error, conv.Launch, *lab.Program, error) {
+	passes, product, l, prog, err := p.launches(st, code)
+	if err != nil {
+		return nil, l, prog, err
+	}
+	return func() error {
+		if err := passes(); err != nil {
+			return err
+		}
+		return product()
+	}, l, prog, nil
+}
+
+// launches is Launcher's work, with the layout passes and the product as two functions.
+func (p *ConvProblem) launches(st Step, code string) (passes, product func() error, l conv.Launch, prog *lab.Program, err error) {
+	d := p.env.Session.Device
+	pl, err := st.PlanConv(p.Shape, d)
+	l = conv.Launch{Kernel: st.Kernel, Config: pl.Config}
+	if err != nil {
+		return
+	}
+	src, err := st.Source(code)
+	if err != nil {
+		return
+	}
+	names := append([]string{st.Kernel}, st.Before...)
+	if prog, err = p.env.BuildWith(src, st.Options(FP16, d), names...); err != nil {
+		return
+	}
+	ks := make([]*gpu.Kernel, len(names))
+	for i, name := range names {
+		if ks[i], err = prog.Kernel(name); err != nil {
+			return
+		}
+	}
+	c, err := p.prepare(st, pl)
+	if err != nil {
+		return
+	}
+	if l.Config, err = fitClusters(st, ks[0], pl.Config, p.clusters); err != nil {
+		return
+	}
+	y, err := p.Output()
+	if err != nil {
+		return
+	}
+	s := p.Shape
+	l.Note = fmt.Sprintf("tiles of %d x %d pixels, %d-stage TMA ring", pl.BW, ConvPixels/pl.BW, st.Stages(d))
+	x, w, bias := p.Buffers()
+	hw := s.H * s.W
+	nhwc := gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(hw, 32), Y: gpu.CeilDiv(pl.Cp, 32), Z: s.N}, Block: gpu.D2(32, 8)}
+	filters := gpu.Config{Grid: gpu.D2(gpu.CeilDiv(pl.Kp, 32), gpu.CeilDiv(pl.Cp, 32)), Block: gpu.D2(32, 8)}
+	filterArgs := []any{w, c.w, int32(s.K), int32(s.C), int32(s.R * s.R), int32(pl.Cp), int32(pl.Kp)}
+	if st.Products == conv.TF32 { // one block per filter and 32 channels; no padded filters
+		filters.Grid = gpu.D2(s.K, gpu.CeilDiv(pl.Cp, 32))
+		filterArgs = filterArgs[:6]
+	}
+	bwLog2 := 0
+	for 1<<bwLog2 < pl.BW {
+		bwLog2++
+	}
+	args := []any{c.mapX, c.mapW, bias, y, int32(s.N), int32(s.K), int32(s.OH()), int32(s.OW()), int32(s.R), int32(s.P),
+		int32(pl.CBlocks), int32(bwLog2), int32(pl.TilesW), int32(pl.TilesH)}
+	passes = func() error {
+		if err := ks[1].Launch(nhwc, x, c.x, int32(s.C), int32(hw), int32(pl.Cp)); err != nil {
+			return err
+		}
+		return ks[2].Launch(filters, filterArgs...)
+	}
+	product = func() error { return ks[0].Launch(l.Config, args...) }
+	return passes, product, l, prog, nil
+}
+
+// ProductAlone is the suffix of the record of a conv step's product timed without its layout
+// passes (what a network that keeps its activations in NHWC and its filters converted would pay).
+const ProductAlone = ", product alone"
+
+// Measure checks conv step st on the layer (every output scanned for NaN, the sample against the
+// float64 reference at lesson 05's tolerance of the format), then times that same run, the layout
+// passes included, under caseName; and then the product alone, recorded as st.Name+ProductAlone.
+func (p *ConvProblem) Measure(caseName string, st Step, code string) ([]record.Record, error) {
+	cs := checkStep(st)
+	passes, product, l, _, err := p.launches(st, code)
+	if err != nil {
+		return []record.Record{{Case: caseName, Variant: st.Name, Kind: "kernel", DType: st.Products, Shape: p.Shape.Short(), Tol: cs.Tol.Name}}, err
+	}
+	whole, err := p.MeasureRun(cs, func() error {
+		if err := passes(); err != nil {
+			return err
+		}
+		return product()
+	}, l, caseName, st.Name)
+	if err != nil {
+		return []record.Record{whole}, err
+	}
+	whole.Note += "; the time includes the NHWC and filter passes"
+	alone := whole
+	alone.Variant, alone.Note = st.Name+ProductAlone, "the product kernel alone, on the copies the checked run made; "+l.Note
+	alone, err = p.env.Measure(alone, conv.Work(p.Shape), product)
+	return []record.Record{whole, alone}, err
+}
+
+// CheckConv runs conv step st once on a NaN-poisoned output and compares it with the float64
+// reference. code, when not empty, replaces the step's source.
+func (p *ConvProblem) CheckConv(st Step, code string) (check.Result, error) {
+	run, l, _, err := p.Launcher(st, code)
+	if err != nil {
+		return check.Result{}, err
+	}
+	res, _, err := p.CheckRun(checkStep(st), run, l)
+	return res, err
+}
+
+// ReportConv is the compile report of conv step st at its launch on this layer.
+func (p *ConvProblem) ReportConv(st Step) (record.KernelReport, error) {
+	_, l, prog, err := p.Launcher(st, "")
+	if err != nil {
+		return record.KernelReport{}, err
+	}
+	return prog.Report(st.Kernel, l.Config.Block.Count(), l.Config.SharedBytes), nil
+}
