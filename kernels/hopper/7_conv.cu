@@ -23,7 +23,7 @@
 // The rest is step 4: clusters of 2 share B by multicast, persistent blocks walk the tiles, a
 // producer warpgroup and two consumers of 64 x 256, a 4-stage ring (no staging buffer here).
 // Launch: hg_conv_nhwc with grid (ceil(H*W / 32), ceil(Cp / 32), N), block (32, 8);
-// hg_conv_filters with grid (ceil(Kp / 32), ceil(Cp / 32)), block (32, 8); then hg_conv with grid
+// hg_conv_filters with grid (ceil(Kp / 32), ceil(Cp / 32), R x R), block (32, 8); then hg_conv with grid
 // 2 x (clusters that fit), block 384, STAGES x 48 KiB + 1 KiB of dynamic shared memory.
 // Limits: stride 1; any N, C, H, W, K, R and padding. Inputs are rounded to fp16: values beyond
 // fp16's range (65504) would overflow.
@@ -161,22 +161,19 @@ extern "C" __global__ void hg_conv_nhwc(const float *__restrict__ x, __half *__r
 }
 
 // wb[tap][c][k] = half(w[k][c][tap]) for the RR = R x R taps, zeros for c >= C or k >= K (Cp and Kp
-// are C and K padded to multiples of 8): for each tap, a 32 x 32 (filter, channel) tile through
-// shared memory.
+// are C and K padded to multiples of 8): block (x, y, tap) moves a 32 x 32 (filter, channel) tile of
+// one tap through shared memory.
 extern "C" __global__ void hg_conv_filters(const float *__restrict__ w, __half *__restrict__ wb, int K, int C, int RR, int Cp, int Kp) {
     __shared__ float tile[32][33];
-    const int k0 = blockIdx.x * 32, c0 = blockIdx.y * 32;
-    for (int tap = 0; tap < RR; tap++) {
-        for (int i = threadIdx.y; i < 32; i += 8) {
-            const int k = k0 + i, c = c0 + threadIdx.x;
-            tile[i][threadIdx.x] = (k < K && c < C) ? w[((size_t)k * C + c) * RR + tap] : 0.f;
-        }
-        __syncthreads();
-        for (int i = threadIdx.y; i < 32; i += 8) {
-            const int c = c0 + i, k = k0 + threadIdx.x;
-            if (c < Cp && k < Kp) wb[((size_t)tap * Cp + c) * Kp + k] = __float2half_rn(tile[threadIdx.x][i]);
-        }
-        __syncthreads();
+    const int k0 = blockIdx.x * 32, c0 = blockIdx.y * 32, tap = blockIdx.z;
+    for (int i = threadIdx.y; i < 32; i += 8) {
+        const int k = k0 + i, c = c0 + threadIdx.x;
+        tile[i][threadIdx.x] = (k < K && c < C) ? w[((size_t)k * C + c) * RR + tap] : 0.f;
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += 8) {
+        const int c = c0 + i, k = k0 + threadIdx.x;
+        if (c < Cp && k < Kp) wb[((size_t)tap * Cp + c) * Kp + k] = __float2half_rn(tile[threadIdx.x][i]);
     }
 }
 

@@ -59,8 +59,8 @@ func (st Step) elemBytes() int {
 }
 
 // PlanConv returns the launch of conv step st on layer s on d, or why it cannot take it, before
-// anything is compiled or launched: a stride other than 1, a batch over grid.z's 65535 (the NHWC
-// pass), a GPU other than a Hopper, too little shared memory.
+// anything is compiled or launched: a stride other than 1, a batch or a tap count over grid.z's
+// 65535 (the layout passes), a GPU other than a Hopper, too little shared memory.
 func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	if err := s.Validate(); err != nil {
 		return ConvPlan{}, err
@@ -76,6 +76,9 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	}
 	if s.N > 65535 {
 		return ConvPlan{}, fmt.Errorf("hopper %s: batch N = %d is over the NHWC pass's limit of 65535 images (grid.z)", st.Name, s.N)
+	}
+	if s.R*s.R > 65535 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: a %dx%d kernel has %d taps, over the filters' pass's limit of 65535 (grid.z)", st.Name, s.R, s.R, s.R*s.R)
 	}
 	if st.Stages(d) == 0 {
 		return ConvPlan{}, gpu.Unsupported("hopper %s: needs %d bytes of shared memory per block for a %d-stage ring, over this GPU's %d", st.Name, MinStages*st.StageBytes+alignSlack, MinStages, d.MaxSharedPerBlockOptin)
@@ -263,9 +266,9 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 	x, w, bias := p.Buffers()
 	hw := s.H * s.W
 	nhwc := gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(hw, 32), Y: gpu.CeilDiv(pl.Cp, 32), Z: s.N}, Block: gpu.D2(32, 8)}
-	filters := gpu.Config{Grid: gpu.D2(gpu.CeilDiv(pl.Kp, 32), gpu.CeilDiv(pl.Cp, 32)), Block: gpu.D2(32, 8)}
+	filters := gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(pl.Kp, 32), Y: gpu.CeilDiv(pl.Cp, 32), Z: s.R * s.R}, Block: gpu.D2(32, 8)}
 	filterArgs := []any{w, c.w, int32(s.K), int32(s.C), int32(s.R * s.R), int32(pl.Cp), int32(pl.Kp)}
-	if st.Products == conv.TF32 { // one block per filter and 32 channels; no padded filters
+	if st.Products == conv.TF32 { // one block per filter and 32 channels, taps by its rows
 		filters.Grid = gpu.D2(s.K, gpu.CeilDiv(pl.Cp, 32))
 		filterArgs = filterArgs[:6]
 	}
