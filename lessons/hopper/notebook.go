@@ -308,13 +308,23 @@ func tryConv(env *lab.Env, st Step, code string) error {
 }
 
 // Conv shows the deep convolution: steps 7 and 8 beside cuDNN and lesson 05's steps, with each one's
-// error against float64, and the chart.
+// error against float64, and the chart. On a GPU that refuses the steps it shows this GPU's cuDNN and
+// lesson 05's steps, then the recorded Hopper run.
 func Conv(env *lab.Env) error {
 	run, err := env.ShownOrNil(Lesson)
 	if run == nil {
 		return err
 	}
 	ConvTable(run).Display()
+	if _, refused := lab.RefusedTable(run); refused { // no steps here: show them as recorded on a Hopper
+		rec, err := env.Recorded(ID)
+		if err != nil {
+			return env.NoRecording(err)
+		}
+		show.Note(show.Info, "Steps 7 and 8, as recorded on a Hopper GPU: "+rec.Receipt.String())
+		run = rec
+		ConvTable(run).Display()
+	}
 	return Lesson.ShowFigures(run, "08_conv")
 }
 
