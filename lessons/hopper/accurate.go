@@ -169,6 +169,11 @@ func (p *AccurateProblem) Check(st Step, code string) (check.Result, error) {
 	if err != nil {
 		return check.Result{}, err
 	}
+	return p.checkRun(st, run)
+}
+
+// checkRun is Check of a launch already made.
+func (p *AccurateProblem) checkRun(st Step, run func() error) (check.Result, error) {
 	got, err := p.Output(run)
 	if err != nil {
 		return check.Result{}, fmt.Errorf("hopper %s on %v: %w", st.Name, p.Shape, err)
@@ -176,7 +181,8 @@ func (p *AccurateProblem) Check(st Step, code string) (check.Result, error) {
 	return check.Compare(got, p.Want(), p.Tol(st)), nil
 }
 
-// Measure checks the step (a failed check is an error), then times the split and the product.
+// Measure checks the step (a failed check is an error), then times the launches it checked: the
+// split and the product, or the transpose and the product.
 func (p *AccurateProblem) Measure(caseName string, st Step, code string) (record.Record, error) {
 	first := "splitting A and B"
 	if st.Products == "tf32" {
@@ -184,28 +190,16 @@ func (p *AccurateProblem) Measure(caseName string, st Step, code string) (record
 	}
 	rec := record.Record{Case: caseName, Variant: st.Name, Kind: "kernel", DType: st.Products, Shape: p.Shape.String(), Size: int64(p.Shape.M),
 		Tol: p.Tol(st).Name, Note: "checked on " + p.Sample.What + "; the time includes " + first}
-	res, err := p.Check(st, code)
-	if err != nil {
-		return rec, err
-	}
-	rec.RelL2, rec.MaxAbs, rec.Correct = res.RelL2, res.MaxAbs, res.OK
-	if !res.OK {
-		return rec, fmt.Errorf("hopper %s on %v: %w", st.Name, p.Shape, res.Err())
-	}
 	run, _, _, err := p.Launcher(st, code)
 	if err != nil {
 		return rec, err
 	}
-	return p.env.Measure(rec, p.Shape.Work(), run)
+	return measureChecked(p.env, rec, run, p.Shape.Work(), func() (check.Result, error) { return p.checkRun(st, run) })
 }
 
 // Report is the compile report of a float32-in step at this problem's launch.
 func (p *AccurateProblem) Report(st Step) (record.KernelReport, error) {
-	_, prog, cfg, err := p.Launcher(st, "")
-	if err != nil {
-		return record.KernelReport{}, err
-	}
-	return prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes), nil
+	return reportAt(p.Launcher, st)
 }
 
 // What says which elements a check compares.

@@ -157,30 +157,13 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
 	if free, _, err := p.env.Session.MemInfo(); err == nil && int64(nx+nw)*int64(eb) > free {
 		return nil, fmt.Errorf("hopper %s on %v: the NHWC copy and the filters need %s of device memory, %s free", st.Name, s, gpu.FormatBytes(int64(nx+nw)*int64(eb)), gpu.FormatBytes(free))
 	}
-	c := &convCopies{}
-	dtype := gpu.TensorFP16
+	dtype, alloc := gpu.TensorFP16, allocCopies[uint16]
 	if eb == 4 {
-		x, err := gpu.Alloc[float32](p.env.Session, nx)
-		if err != nil {
-			return nil, fmt.Errorf("hopper %s: x in NHWC: %w", st.Name, err)
-		}
-		w, err := gpu.Alloc[float32](p.env.Session, nw)
-		if err != nil {
-			x.Free()
-			return nil, fmt.Errorf("hopper %s: the filters: %w", st.Name, err)
-		}
-		c.x, c.w, c.free, dtype = x, w, func() { x.Free(); w.Free() }, gpu.TensorFP32
-	} else {
-		x, err := gpu.Alloc[uint16](p.env.Session, nx)
-		if err != nil {
-			return nil, fmt.Errorf("hopper %s: x in NHWC: %w", st.Name, err)
-		}
-		w, err := gpu.Alloc[uint16](p.env.Session, nw)
-		if err != nil {
-			x.Free()
-			return nil, fmt.Errorf("hopper %s: the filters: %w", st.Name, err)
-		}
-		c.x, c.w, c.free = x, w, func() { x.Free(); w.Free() }
+		dtype, alloc = gpu.TensorFP32, allocCopies[float32]
+	}
+	c, err := alloc(p.env.Session, nx, nw)
+	if err != nil {
+		return nil, fmt.Errorf("hopper %s on %v: %w", st.Name, s, err)
 	}
 	bk, rr := convBK(st.Products), s.R*s.R
 	// x: channel, x, y, image; a box is one tap's k tile: bk channels of BW x 128/BW pixels.
@@ -194,7 +177,6 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
 		specW = gpu.TensorMapSpec{Base: c.w, DType: dtype, Rows: rr, Cols: pl.Cp, BoxRows: 1, BoxCols: bk, Swizzle: gpu.Swizzle128B,
 			Outer: []gpu.TensorDim{{Extent: s.K, Stride: rr * pl.Cp, Box: st.BN / st.Cluster}}}
 	}
-	var err error
 	if c.mapX, err = p.env.Session.NewTensorMap(specX); err == nil {
 		c.mapW, err = p.env.Session.NewTensorMap(specW)
 	}
@@ -204,6 +186,20 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
 	}
 	p.copies[st.Products] = c
 	return c, nil
+}
+
+// allocCopies allocates the copies of x (nx elements) and of the filters (nw) in element type T.
+func allocCopies[T gpu.Elem](s *gpu.Session, nx, nw int) (*convCopies, error) {
+	x, err := gpu.Alloc[T](s, nx)
+	if err != nil {
+		return nil, fmt.Errorf("x in NHWC: %w", err)
+	}
+	w, err := gpu.Alloc[T](s, nw)
+	if err != nil {
+		x.Free()
+		return nil, fmt.Errorf("the filters: %w", err)
+	}
+	return &convCopies{x: x, w: w, free: func() { x.Free(); w.Free() }}, nil
 }
 
 // checkStep is st as lesson 05's problem checks and records it: its format and that format's

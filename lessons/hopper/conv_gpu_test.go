@@ -100,3 +100,22 @@ func TestTuneConv(t *testing.T) {
 		t.Logf("%-40s %-8s %9.1f us  rel L2 %.2e  correct %v  %s", r.Variant, r.DType, 1000*r.MedianMS, r.RelL2, r.Correct, r.Note)
 	}
 }
+
+// Try runs a reader's copy of a step end to end (checked on the small problem and the sample of
+// the large one, then timed beside the original): a 16-bit product, a float32-in product, a layer.
+func TestTry(t *testing.T) {
+	env := openHopper(t)
+	for _, name := range []string{"3", "6", "7"} {
+		st, err := StepByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := st.Source("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Try(env, name, src.Code); err != nil {
+			t.Errorf("Try %s: %v", name, err)
+		}
+	}
+}

@@ -183,10 +183,10 @@ func compileReport(env *lab.Env, st Step) (record.KernelReport, error) {
 }
 
 // Try compiles a reader's version of a step (same file layout, kernel name and parameters), checks
-// it (in fp16, or in float32 for the split) on every output of TryShape and on the sampled 4096^3
-// against float64, and times it
-// beside the original there. Without a Hopper (or with an NVRTC older than 12.0) it says what it
-// could not do.
+// it against float64 on every output of a small problem and on a sample of the lesson's (TryShape
+// and 4096^3 in fp16, or in float32 for the float32-in steps; TryConvShape and the deep layer for a
+// convolution), and times it beside the original on the large one. Without a Hopper (or with an
+// NVRTC older than 12.0) it says what it could not do.
 func Try(env *lab.Env, step, code string) error {
 	st, err := StepByName(step)
 	if err != nil {
@@ -217,93 +217,98 @@ func Try(env *lab.Env, step, code string) error {
 		return nil
 	}
 	if st.Conv {
-		return tryConv(env, st, code)
+		checked := conv.CheckCount(true)
+		return tryOn(env, st, code, TryConvShape.String(), "the sampled deep layer", func(i int) (tryProblem, error) {
+			if i == 0 {
+				p, err := NewConvProblem(env, TryConvShape, 31, 0)
+				return tryLayer{p}, err
+			}
+			p, err := NewConvProblem(env, conv.Deep, 32, checked)
+			return tryLayer{p}, err
+		})
 	}
-	for _, s := range []matmul.Shape{TryShape, Article} {
+	return tryOn(env, st, code, TryShape.String(), "the sampled 4096^3", func(i int) (tryProblem, error) {
+		s := [2]matmul.Shape{TryShape, Article}[i]
 		if _, err := st.Plan(s, env.Device()); err != nil {
-			continue
+			return nil, nil // a shape the step does not take
 		}
 		p, err := newProduct(env, st, s, 31)
-		if err != nil {
-			return err
-		}
-		res, err := p.Check(st, code)
-		if err != nil {
-			p.Free()
-			return err
-		}
-		if !res.OK {
-			p.Free()
-			show.Note(show.Failure, fmt.Sprintf("Your %s is wrong on %v (%s): %v", st.Name, s, p.What(), res.Err()))
-			return nil
-		}
-		if s != Article {
-			p.Free()
-			continue
-		}
-		mine, err := p.Measure("try", st, code)
-		if err != nil {
-			p.Free()
-			return err
-		}
-		orig, err := p.Measure("try", st, "")
-		p.Free()
-		if err != nil {
-			return err
-		}
-		mine.Variant, orig.Variant = "your "+st.Name, st.Name
-		show.Records("your kernel beside the original, "+mine.DType+" 4096^3", []record.Record{mine, orig}, env.Receipt).Display()
-	}
-	show.Note(show.Success, "Correct on every output of "+TryShape.String()+" and on the sampled 4096^3.")
-	return nil
+		return tryProduct{p}, err
+	})
 }
 
 // TryConvShape is the layer on which Try checks a reader's convolution on every output: channels and
-// filters off the tiles, rows wider than a tile, an odd count of pixel tiles.
+// filters off the tiles, rows wider than a tile.
 var TryConvShape = conv.Shape{N: 2, C: 20, H: 13, W: 70, K: 40, R: 3, S: 1, P: 1}
 
-// tryConv is Try for a convolution step: every output of TryConvShape, then a sample of the deep
-// layer, against float64; then the reader's kernel and the original timed there.
-func tryConv(env *lab.Env, st Step, code string) error {
-	for i, s := range []conv.Shape{TryConvShape, conv.Deep} {
-		checked := 0
-		if s == conv.Deep {
-			checked = conv.CheckCount(true)
-		}
-		p, err := NewConvProblem(env, s, uint64(31+i), checked)
+// tryProblem is a problem Try runs a reader's step on: a product or a layer.
+type tryProblem interface {
+	check(st Step, code string) (check.Result, error)
+	measure(st Step, code string) ([]record.Record, error) // checked, then timed
+	Free()
+	What() string // the outputs a check compares
+}
+
+// tryProduct and tryLayer are a product and a layer as Try runs them.
+type (
+	tryProduct struct{ product }
+	tryLayer   struct{ *ConvProblem }
+)
+
+func (p tryProduct) check(st Step, code string) (check.Result, error) { return p.Check(st, code) }
+func (p tryProduct) measure(st Step, code string) ([]record.Record, error) {
+	rec, err := p.Measure("try", st, code)
+	return []record.Record{rec}, err
+}
+func (p tryLayer) check(st Step, code string) (check.Result, error) { return p.CheckConv(st, code) }
+func (p tryLayer) measure(st Step, code string) ([]record.Record, error) {
+	return p.Measure("try", st, code)
+}
+func (p tryLayer) What() string { return p.CheckedLabel(false) }
+
+// tryOn checks the reader's step (code) on the small problem open(0) makes, every output against
+// float64, then on the large one open(1) makes, whose sample it also times beside the original. A
+// wrong result is shown (which problem, which check), not returned as an error. A nil problem from
+// open (a step that cannot take the small shape) is skipped.
+func tryOn(env *lab.Env, st Step, code, small, large string, open func(i int) (tryProblem, error)) error {
+	for i := 0; i < 2; i++ {
+		p, err := open(i)
 		if err != nil {
 			return err
 		}
-		res, err := p.CheckConv(st, code)
+		if p == nil {
+			continue
+		}
+		res, err := p.check(st, code)
 		if err != nil {
 			p.Free()
 			return err
 		}
 		if !res.OK {
 			p.Free()
-			show.Note(show.Failure, fmt.Sprintf("Your %s is wrong on %v (%s): %v", st.Name, s, p.CheckedLabel(false), res.Err()))
+			show.Note(show.Failure, fmt.Sprintf("Your %s is wrong on %s (%s): %v", st.Name, [2]string{small, large}[i], p.What(), res.Err()))
 			return nil
 		}
-		if s != conv.Deep {
+		if i == 0 {
 			p.Free()
 			continue
 		}
-		mine, err := p.Measure("try", st, code)
+		mine, err := p.measure(st, code)
 		if err != nil {
 			p.Free()
 			return err
 		}
-		orig, err := p.Measure("try", st, "")
+		orig, err := p.measure(st, "")
 		p.Free()
 		if err != nil {
 			return err
 		}
-		for i := range mine {
-			mine[i].Variant = "your " + mine[i].Variant
+		for j := range mine {
+			mine[j].Variant = "your " + mine[j].Variant
 		}
-		show.Records("your kernel beside the original, the deep layer", append(mine, orig...), env.Receipt).Display()
+		show.Records("your kernel beside the original, "+large, append(mine, orig...), env.Receipt).Display()
 	}
-	show.Note(show.Success, "Correct on every output of "+TryConvShape.String()+" and on the sampled deep layer.")
+	show.Note(show.Success, "Correct on every output of "+small+" and on "+large+".")
 	return nil
 }
 

@@ -223,13 +223,18 @@ func (p *Problem) Output(run func() error) ([]float64, error) {
 	return out, nil
 }
 
-// Check runs a step once on a NaN-poisoned output and compares the sampled elements with the
+// Check runs a step once on a NaN-poisoned C and compares the sampled elements with the
 // float64 reference at the step's tolerance. code, when not empty, replaces the step's source.
 func (p *Problem) Check(st Step, code string) (check.Result, error) {
 	run, _, _, err := p.Launcher(st, code)
 	if err != nil {
 		return check.Result{}, err
 	}
+	return p.checkRun(st, run)
+}
+
+// checkRun is Check of a launch already made.
+func (p *Problem) checkRun(st Step, run func() error) (check.Result, error) {
 	got, err := p.Output(run)
 	if err != nil {
 		return check.Result{}, fmt.Errorf("hopper %s %s on %v: %w", st.Name, p.DType, p.Shape, err)
@@ -247,22 +252,30 @@ func (p *Problem) Record(caseName string, st Step) record.Record {
 		Size: int64(p.Shape.M), Tol: Tolerance(p.DType, p.Shape.K).Name, Note: note}
 }
 
-// Measure checks a step (a failed check is an error), then times it, and returns its record.
+// Measure checks a step (a failed check is an error), then times the launch it checked, and
+// returns its record.
 func (p *Problem) Measure(caseName string, st Step, code string) (record.Record, error) {
 	rec := p.Record(caseName, st)
-	res, err := p.Check(st, code)
+	run, _, _, err := p.Launcher(st, code)
+	if err != nil {
+		return rec, err
+	}
+	return measureChecked(p.env, rec, run, work(p.Shape), func() (check.Result, error) { return p.checkRun(st, run) })
+}
+
+// measureChecked fills rec with the result of checkRun (which runs run once on a poisoned output and
+// compares it with the float64 reference), and, when it passed, times run: the launch that was
+// checked is the one timed. A failed check is an error naming the record's step and shape.
+func measureChecked(env *lab.Env, rec record.Record, run func() error, w bench.Work, checkRun func() (check.Result, error)) (record.Record, error) {
+	res, err := checkRun()
 	if err != nil {
 		return rec, err
 	}
 	rec.RelL2, rec.MaxAbs, rec.Correct = res.RelL2, res.MaxAbs, res.OK
 	if !res.OK {
-		return rec, fmt.Errorf("hopper %s %s on %v: %w", st.Name, p.DType, p.Shape, res.Err())
+		return rec, fmt.Errorf("hopper %s %s on %s: %w", rec.Variant, rec.DType, rec.Shape, res.Err())
 	}
-	run, _, _, err := p.Launcher(st, code)
-	if err != nil {
-		return rec, err
-	}
-	return p.env.Measure(rec, work(p.Shape), run)
+	return env.Measure(rec, w, run)
 }
 
 // work is the FLOPs and the least memory traffic of a 16-bit product of shape s.
@@ -271,8 +284,11 @@ func work(s matmul.Shape) bench.Work {
 }
 
 // Report is the compile report of a step at this problem's launch.
-func (p *Problem) Report(st Step) (record.KernelReport, error) {
-	_, prog, cfg, err := p.Launcher(st, "")
+func (p *Problem) Report(st Step) (record.KernelReport, error) { return reportAt(p.Launcher, st) }
+
+// reportAt is the compile report of st at the launch that launcher (a problem's Launcher) makes.
+func reportAt(launcher func(Step, string) (func() error, *lab.Program, gpu.Config, error), st Step) (record.KernelReport, error) {
+	_, prog, cfg, err := launcher(st, "")
 	if err != nil {
 		return record.KernelReport{}, err
 	}
