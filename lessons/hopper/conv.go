@@ -8,6 +8,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/lessons/conv"
+	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
 
 // ConvFP16 is step 7: lesson 05's deep convolution as an implicit GEMM on step 4's pipeline. x is
@@ -147,12 +148,16 @@ func (p *ConvProblem) Free() {
 }
 
 // prepare allocates the step's copies of x and the filters and makes their tensor maps, once per
-// format, after checking that they fit in the device's free memory.
+// format, after checking that the FP16 step's inputs fit in fp16 and the copies in the device's
+// free memory.
 func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
 	if c, ok := p.copies[st.Products]; ok {
 		return c, nil
 	}
 	s, eb := p.Shape, st.elemBytes()
+	if eb == 2 && (!matmul.FP16Safe(p.In.X) || !matmul.FP16Safe(p.In.W)) {
+		return nil, fmt.Errorf("hopper %s on %v: x or the filters hold values that are not finite or beyond fp16's range (65504); step 8 (TF32) takes them", st.Name, s)
+	}
 	nx, nw := s.N*s.H*s.W*pl.Cp, s.R*s.R*pl.Cp*pl.Kp
 	if free, _, err := p.env.Session.MemInfo(); err == nil && int64(nx+nw)*int64(eb) > free {
 		return nil, fmt.Errorf("hopper %s on %v: the NHWC copy and the filters need %s of device memory, %s free", st.Name, s, gpu.FormatBytes(int64(nx+nw)*int64(eb)), gpu.FormatBytes(free))

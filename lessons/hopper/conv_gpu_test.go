@@ -67,7 +67,8 @@ func TestConvOneCluster(t *testing.T) {
 	}
 }
 
-// A layer the steps cannot take is refused before anything runs, naming the limit.
+// A layer the steps cannot take, and inputs the FP16 step cannot hold, are refused before anything
+// runs, naming the limit.
 func TestConvRefusals(t *testing.T) {
 	env := openHopper(t)
 	p, err := NewConvProblem(env, conv.Shape{N: 1, C: 8, H: 16, W: 16, K: 8, R: 3, S: 2, P: 1}, 1, 0)
@@ -82,6 +83,15 @@ func TestConvRefusals(t *testing.T) {
 	}
 	if _, err := p.CheckConv(Split, ""); err == nil || !strings.Contains(err.Error(), "not a convolution step") {
 		t.Errorf("the split as a convolution: %v", err)
+	}
+	big, err := NewConvProblem(env, conv.Shape{N: 1, C: 8, H: 8, W: 8, K: 8, R: 3, S: 1, P: 1}, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Free()
+	big.In.X[5] = 1e6 // past fp16's 65504
+	if _, err := big.CheckConv(ConvFP16, ""); err == nil || !strings.Contains(err.Error(), "fp16's range") {
+		t.Errorf("the FP16 step on inputs beyond fp16: %v", err)
 	}
 }
 
