@@ -121,12 +121,7 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			p.Free()
 		}
 		for i, s := range Shapes {
-			p, err := NewProblem(env, s, FP16, uint64(90+i))
-			if err != nil {
-				return nil, err
-			}
-			rec, err := p.Measure("shapes", Best, "")
-			p.Free()
+			rec, err := measureNew(env, "shapes", Best, s, FP16, uint64(90+i))
 			if err != nil {
 				return nil, err
 			}
@@ -134,14 +129,8 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 			prog.Step("shape " + s.String())
 		}
 		for _, n := range sweep {
-			s := matmul.Shape{M: n, N: n, K: n}
 			for _, dtype := range DTypes {
-				p, err := NewProblem(env, s, dtype, uint64(100+n))
-				if err != nil {
-					return nil, err
-				}
-				rec, err := p.Measure("sweep", Best, "")
-				p.Free()
+				rec, err := measureNew(env, "sweep", Best, matmul.Shape{M: n, N: n, K: n}, dtype, uint64(100+n))
 				if err != nil {
 					return nil, err
 				}
@@ -168,6 +157,17 @@ func Run(env *lab.Env, quick bool) (*record.Run, error) {
 		}
 	}
 	return run, nil
+}
+
+// measureNew draws a 16-bit problem of shape s in dtype from seed, measures st on it under
+// caseName, and frees it.
+func measureNew(env *lab.Env, caseName string, st Step, s matmul.Shape, dtype string, seed uint64) (record.Record, error) {
+	p, err := NewProblem(env, s, dtype, seed)
+	if err != nil {
+		return record.Record{}, err
+	}
+	defer p.Free()
+	return p.Measure(caseName, st, "")
 }
 
 // addLesson03 measures lesson 03's fastest 16-bit product at 4096^3 (where the GPU runs it).
