@@ -107,6 +107,12 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	return p, nil
 }
 
+// CopyBytes is the device memory of conv step st's copies of x and the filters of layer s under
+// this plan.
+func (pl ConvPlan) CopyBytes(st Step, s conv.Shape) int64 {
+	return (int64(s.N)*int64(s.H)*int64(s.W)*int64(pl.Cp) + int64(s.R*s.R)*int64(pl.Cp)*int64(pl.Kp)) * int64(st.elemBytes())
+}
+
 // ConvPixels is the pixels of a convolution tile (the rows of the product's tile).
 const ConvPixels = 128
 
@@ -135,7 +141,15 @@ func NewConvProblem(env *lab.Env, s conv.Shape, seed uint64, checked int) (*Conv
 	if err != nil {
 		return nil, err
 	}
-	return &ConvProblem{Problem: p, env: env, copies: map[string]*convCopies{}}, nil
+	return ConvFrom(env, p), nil
+}
+
+// ConvFrom makes lesson 05's problem p (over its own buffers, or a caller's: conv.NewProblemOn) a
+// problem of the convolution steps; Free then frees p too. Over a caller's buffers p holds no host
+// inputs, so the FP16 step's range check has nothing to read: the caller's inputs must lie in fp16's
+// range.
+func ConvFrom(env *lab.Env, p *conv.Problem) *ConvProblem {
+	return &ConvProblem{Problem: p, env: env, copies: map[string]*convCopies{}}
 }
 
 // Free releases the copies and the layer's buffers.
@@ -159,8 +173,8 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
 		return nil, fmt.Errorf("hopper %s on %v: x or the filters hold values that are not finite or beyond fp16's range (65504); step 8 (TF32) takes them", st.Name, s)
 	}
 	nx, nw := s.N*s.H*s.W*pl.Cp, s.R*s.R*pl.Cp*pl.Kp
-	if free, _, err := p.env.Session.MemInfo(); err == nil && int64(nx+nw)*int64(eb) > free {
-		return nil, fmt.Errorf("hopper %s on %v: the NHWC copy and the filters need %s of device memory, %s free", st.Name, s, gpu.FormatBytes(int64(nx+nw)*int64(eb)), gpu.FormatBytes(free))
+	if free, _, err := p.env.Session.MemInfo(); err == nil && pl.CopyBytes(st, s) > free {
+		return nil, fmt.Errorf("hopper %s on %v: the NHWC copy and the filters need %s of device memory, %s free", st.Name, s, gpu.FormatBytes(pl.CopyBytes(st, s)), gpu.FormatBytes(free))
 	}
 	dtype, alloc := gpu.TensorFP16, allocCopies[uint16]
 	if eb == 4 {

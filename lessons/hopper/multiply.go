@@ -72,6 +72,10 @@ func (mu Multiplier) Multiply(env *lab.Env, a []float32, m, k int, b []float32, 
 // Lesson03Prefix starts the name of a lesson 03 step that Multiply ran.
 const Lesson03Prefix = "lesson 03: "
 
+// Lesson08Prefix starts the name of one of this lesson's steps where another lesson's run records
+// it (KernelBench's problems).
+const Lesson08Prefix = "lesson 08: "
+
 // GPUOp is lesson 03's autograd op (C = A·B, any shape, backward through two more products) on env's
 // GPU through Multiply: every product large enough runs the split on Hopper's tensor cores.
 func GPUOp(env *lab.Env) matmul.Op { return Multiplier{MinMACs: SplitMinMACs}.Op(env) }

@@ -54,8 +54,12 @@ func (b backend) Memory(p kb.Problem) (need, free int64, err error) {
 		N, M := lnShape(p)
 		need += reduce.LayerNormScratchBytes(d, N, M)
 	case kb.Conv2d, kb.Conv2dReLUBias:
+		s := convShape(p)
 		if !p.Conv.Bias {
-			need += 4 * int64(convShape(p).K) // the zero bias the kernels read
+			need += 4 * int64(s.K) // the zero bias the kernels read
+		}
+		if pl, ok := hopperConv(s, d); ok {
+			need += pl.CopyBytes(hopper.ConvFP16, s) // step 7's NHWC copy and filters
 		}
 	}
 	return need, free, nil
@@ -259,7 +263,7 @@ func (b backend) openHopperMatMul(p kb.Problem, m *impl, s matmul.Shape) (kb.Imp
 		return m.fail(fmt.Errorf("%s, matmul %s: %w", p.ID(), hopper.Split.Name, err))
 	}
 	own := hp.Tol(hopper.Split)
-	m.add(kb.Variant{Name: "lesson 08: " + hopper.Split.Name, DType: hopper.SplitDType, Tol: matmul.Tolerance("float32", s.K), Own: &own}, run, nil)
+	m.add(kb.Variant{Name: hopper.Lesson08Prefix + hopper.Split.Name, DType: hopper.SplitDType, Tol: matmul.Tolerance("float32", s.K), Own: &own}, run, nil)
 	m.work = s.Work()
 	return m, nil
 }
@@ -329,12 +333,20 @@ func tensorIndex(p kb.Problem, name string) (int, bool) {
 	return -1, false
 }
 
-// --- conv: lesson 05's Problem over our buffers, its fastest float32 step and its fastest FP16
-// step that take the shape; the level-2 problem adds relu_bias.cu after the conv.
+// --- conv: lesson 05's Problem over our buffers, its fastest float32 step, and its fastest FP16
+// step that takes the shape (on a Hopper GPU lesson 08's step 7 where it takes the layer); the
+// level-2 problem adds relu_bias.cu after the conv.
 
 func convShape(p kb.Problem) conv.Shape {
 	n, c, h, w, k, r := p.ConvShape()
 	return conv.Shape{N: n, C: c, H: h, W: w, K: k, R: r, S: p.Conv.Stride, P: p.Conv.Padding}
+}
+
+// hopperConv reports whether the layer's FP16 variant is lesson 08's step 7 (on a Hopper GPU,
+// where its plan takes the layer: stride 1), with the plan.
+func hopperConv(s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
+	pl, err := hopper.ConvFP16.PlanConv(s, d)
+	return pl, err == nil
 }
 
 // fastestConv is the last step of the ladder (the ladder runs from slow to fast) that computes the
@@ -389,14 +401,31 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 	}
 	d := b.env.Session.Device
 	for _, dtype := range []string{conv.F32, conv.FP16} {
-		st, ok := fastestConv(s, d, dtype)
-		if !ok {
-			continue
+		var run func() error
+		var v kb.Variant
+		if _, ok := hopperConv(s, d); ok && dtype == conv.FP16 {
+			hc := hopper.ConvFrom(b.env, prob)
+			m.frees = append(m.frees, hc.Free)
+			if run, _, _, err = hc.Launcher(hopper.ConvFP16, ""); err != nil {
+				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), hopper.ConvFP16.Name, err))
+			}
+			own := conv.Tol(conv.FP16)
+			v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.ConvFP16.Name, DType: conv.FP16, Tol: conv.Tol(conv.F32), Own: &own}
+		} else {
+			st, ok := fastestConv(s, d, dtype)
+			if !ok {
+				continue
+			}
+			if run, _, _, err = prob.Launcher(st, ""); err != nil {
+				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), st.Name, err))
+			}
+			v = kb.Variant{Name: st.Name, DType: st.DType, Tol: conv.Tol(conv.F32)}
+			if st.Tol.Name != v.Tol.Name {
+				own := st.Tol
+				v.Own = &own
+			}
 		}
-		run, _, _, err := prob.Launcher(st, "")
-		if err != nil {
-			return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), st.Name, err))
-		}
+		v.Note = note
 		if tail != nil {
 			convRun := run
 			run = func() error {
@@ -405,13 +434,6 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 				}
 				return tail()
 			}
-		}
-		v := kb.Variant{Name: st.Name, DType: st.DType, Tol: conv.Tol(conv.F32), Note: note}
-		if st.Tol.Name != v.Tol.Name {
-			own := st.Tol
-			v.Own = &own
-		}
-		if tail != nil {
 			v.Name += " + ReLU/bias pass"
 		}
 		m.add(v, run, nil)
