@@ -236,8 +236,8 @@ func (p *Problem) CheckRun(st Step, run func() error, l Launch) (check.Result, L
 	return res, l, nil
 }
 
-// Measure checks a step (code in place of its file when not empty), then times it, and returns its
-// record under caseName.
+// Measure checks a step (code in place of its file when not empty), then times the run it checked
+// (MeasureRun), and returns its record under caseName.
 func (p *Problem) Measure(st Step, code, caseName, variant string) (record.Record, error) {
 	run, l, _, err := p.Launcher(st, code)
 	if err != nil {
