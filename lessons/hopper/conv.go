@@ -2,6 +2,7 @@ package hopper
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
@@ -110,7 +111,14 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 // CopyBytes is the device memory of conv step st's copies of x and the filters of layer s under
 // this plan.
 func (pl ConvPlan) CopyBytes(st Step, s conv.Shape) int64 {
-	return (int64(s.N)*int64(s.H)*int64(s.W)*int64(pl.Cp) + int64(s.R*s.R)*int64(pl.Cp)*int64(pl.Kp)) * int64(st.elemBytes())
+	nx, nw := pl.copyLens(s)
+	return (nx + nw) * int64(st.elemBytes())
+}
+
+// copyLens are the elements of the copies of x (NHWC, Cp channels) and of the filters (R x R x Cp x
+// Kp) of layer s under this plan.
+func (pl ConvPlan) copyLens(s conv.Shape) (nx, nw int64) {
+	return int64(s.N) * int64(s.H) * int64(s.W) * int64(pl.Cp), int64(s.R*s.R) * int64(pl.Cp) * int64(pl.Kp)
 }
 
 // ConvPixels is the pixels of a convolution tile (the rows of the product's tile).
@@ -172,7 +180,7 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
 	if eb == 2 && (!matmul.FP16Safe(p.In.X) || !matmul.FP16Safe(p.In.W)) {
 		return nil, fmt.Errorf("hopper %s on %v: x or the filters hold values that are not finite or beyond fp16's range (65504); step 8 (TF32) takes them", st.Name, s)
 	}
-	nx, nw := s.N*s.H*s.W*pl.Cp, s.R*s.R*pl.Cp*pl.Kp
+	nx, nw := pl.copyLens(s)
 	if free, _, err := p.env.Session.MemInfo(); err == nil && pl.CopyBytes(st, s) > free {
 		return nil, fmt.Errorf("hopper %s on %v: the NHWC copy and the filters need %s of device memory, %s free", st.Name, s, gpu.FormatBytes(pl.CopyBytes(st, s)), gpu.FormatBytes(free))
 	}
@@ -180,7 +188,7 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (*convCopies, error) {
 	if eb == 4 {
 		dtype, alloc = gpu.TensorFP32, allocCopies[float32]
 	}
-	c, err := alloc(p.env.Session, nx, nw)
+	c, err := alloc(p.env.Session, int(nx), int(nw))
 	if err != nil {
 		return nil, fmt.Errorf("hopper %s on %v: %w", st.Name, s, err)
 	}
@@ -235,12 +243,17 @@ func (p *ConvProblem) Launcher(st Step, code string) (func() error, conv.Launch,
 	if err != nil {
 		return nil, l, prog, err
 	}
+	return then(passes, product), l, prog, nil
+}
+
+// then is a launch function that queues first, then second.
+func then(first, second func() error) func() error {
 	return func() error {
-		if err := passes(); err != nil {
+		if err := first(); err != nil {
 			return err
 		}
-		return product()
-	}, l, prog, nil
+		return second()
+	}
 }
 
 // launches is Launcher's work, with the layout passes and the product as two functions.
@@ -287,10 +300,7 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 		filters.Grid = gpu.D2(s.K, gpu.CeilDiv(pl.Cp, 32))
 		filterArgs = filterArgs[:6]
 	}
-	bwLog2 := 0
-	for 1<<bwLog2 < pl.BW {
-		bwLog2++
-	}
+	bwLog2 := bits.TrailingZeros(uint(pl.BW)) // BW is a power of two
 	args := []any{c.mapX, c.mapW, bias, y, int32(s.N), int32(s.K), int32(s.OH()), int32(s.OW()), int32(s.R), int32(s.P),
 		int32(pl.CBlocks), int32(bwLog2), int32(pl.TilesW), int32(pl.TilesH)}
 	passes = func() error {
@@ -316,12 +326,7 @@ func (p *ConvProblem) Measure(caseName string, st Step, code string) ([]record.R
 	if err != nil {
 		return []record.Record{{Case: caseName, Variant: st.Name, Kind: "kernel", DType: st.Products, Shape: p.Shape.Short(), Tol: cs.Tol.Name}}, err
 	}
-	whole, err := p.MeasureRun(cs, func() error {
-		if err := passes(); err != nil {
-			return err
-		}
-		return product()
-	}, l, caseName, st.Name)
+	whole, err := p.MeasureRun(cs, then(passes, product), l, caseName, st.Name)
 	if err != nil {
 		return []record.Record{whole}, err
 	}

@@ -375,11 +375,8 @@ func Limits(env *lab.Env) error {
 	for _, st := range append(append([]Step{}, Steps...), Accurate...) {
 		row := []string{st.Name}
 		for _, s := range shapes {
-			if _, err := st.Plan(s, d); err != nil {
-				row = append(row, "refuses: "+strings.TrimPrefix(err.Error(), "hopper "+st.Name+": "))
-			} else {
-				row = append(row, "takes it")
-			}
+			_, err := st.Plan(s, d)
+			row = append(row, planCell(st, err, "takes it"))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -392,16 +389,22 @@ func Limits(env *lab.Env) error {
 	for _, st := range Convs {
 		row := []string{st.Name}
 		for _, s := range layers {
-			if pl, err := st.PlanConv(s, d); err != nil {
-				row = append(row, "refuses: "+strings.TrimPrefix(err.Error(), "hopper "+st.Name+": "))
-			} else {
-				row = append(row, fmt.Sprintf("takes it: tiles of %d x %d pixels, %d k tiles each", pl.BW, ConvPixels/pl.BW, s.R*s.R*pl.CBlocks))
-			}
+			pl, err := st.PlanConv(s, d)
+			row = append(row, planCell(st, err, fmt.Sprintf("takes it: tiles of %d x %d pixels, %d k tiles each", pl.BW, ConvPixels/max(1, pl.BW), s.R*s.R*pl.CBlocks)))
 		}
 		ct.Rows = append(ct.Rows, row)
 	}
 	ct.Display()
 	return nil
+}
+
+// planCell is a Limits cell: the plan's refusal without the step's name, or takes when it took the
+// shape.
+func planCell(st Step, err error, takes string) string {
+	if err != nil {
+		return "refuses: " + strings.TrimPrefix(err.Error(), "hopper "+st.Name+": ")
+	}
+	return takes
 }
 
 // Reports shows the compile reports of the run.

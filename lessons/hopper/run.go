@@ -62,7 +62,8 @@ func Plan(quick bool, _ gpu.DeviceInfo) []lab.Point {
 }
 
 // StepChecks checks every step and variant on d at the lesson's shape (the convolutions at lesson
-// 05's deep layer): its declared need (Hopper only), then its plan. On any other GPU every one is refused, naming lesson 03's steps instead.
+// 05's deep layer): its declared need (Hopper only), then its plan. On any other GPU every one is
+// refused, naming lesson 03's steps instead.
 func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 	var out []lab.StepCheck
 	for _, st := range AllSteps() {
@@ -81,8 +82,8 @@ func StepChecks(d gpu.DeviceInfo) []lab.StepCheck {
 // Run measures, in one process: cuBLAS through PyTorch in fp16 and bf16 at every shape, every step
 // and variant in fp16 and bf16 at 4096^3 (checked on a NaN-poisoned output, then timed), the 16-bit
 // shapes off the tiles and the size sweep; lesson 03's fastest 16-bit product; the float32 case
-// (addAccurate); and the deep convolution (addConv). On a GPU other than a Hopper every step is refused (recorded, with the need) and
-// only the baselines and lesson 03's steps run.
+// (addAccurate); and the deep convolution (addConv). On a GPU other than a Hopper every step is
+// refused (recorded, with the need) and only the baselines and lessons 03's and 05's steps run.
 func Run(env *lab.Env, quick bool) (*record.Run, error) {
 	run := env.NewRun(ID)
 	refused := lab.Lesson{Steps: StepChecks}.RefusedOn(env.Device())

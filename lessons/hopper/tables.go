@@ -2,6 +2,7 @@ package hopper
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -146,12 +147,7 @@ func Targets(run *record.Run) show.Table {
 	t := show.NewTargets("Targets (H100, 4096^3)")
 	for _, dtype := range DTypes {
 		cub := run.Median(dtype, VendorName(dtype))
-		var best record.Record
-		for _, r := range run.Select(dtype) {
-			if r.Kind == "kernel" && r.Correct && r.MedianMS > 0 && (best.MedianMS == 0 || r.MedianMS < best.MedianMS) {
-				best = r
-			}
-		}
+		best := fastest(run.Select(dtype), func(r record.Record) bool { return r.Kind == "kernel" && r.Correct })
 		t.Add(fmt.Sprintf("%s: the fastest step >= 95%% of cuBLAS %s's speed", dtype, dtype),
 			fmt.Sprintf("%s: %s vs cuBLAS %s = %s", best.Variant, show.MS(best.MedianMS), show.MS(cub), share(cub, best.MedianMS)),
 			cub > 0 && best.MedianMS > 0 && cub/best.MedianMS >= 0.95, cub > 0 && best.MedianMS > 0)
@@ -181,12 +177,9 @@ func Targets(run *record.Run) show.Table {
 	}
 	t.Add("Multiply (the split from 2^28 multiply-adds, lesson 03's pick below) >= 70% of cuBLAS fp32's speed on every awkward shape", fmt.Sprintf("slowest: %.0f%% at %s", 100*worst, at), have && worst >= 0.7, have)
 	tdn, tdnName := fastestCuDNNTF32(run)
-	var bestConv record.Record
-	for _, st := range Convs {
-		if r, ok := run.Find(ConvCase, st.Name, 0); ok && r.Correct && r.MedianMS > 0 && (bestConv.MedianMS == 0 || r.MedianMS < bestConv.MedianMS) {
-			bestConv = r
-		}
-	}
+	bestConv := fastest(run.Select(ConvCase), func(r record.Record) bool {
+		return r.Correct && slices.ContainsFunc(Convs, func(st Step) bool { return st.Name == r.Variant })
+	})
 	known = tdn > 0 && bestConv.MedianMS > 0
 	t.Add("deep 3x3 convolution (8,256,56,56) -> 256 no slower than cuDNN TF32 (FP16 or TF32, its error stated)",
 		fmt.Sprintf("%s: %s with its layout passes, rel L2 %.2e, vs %s %s = %s", bestConv.Variant, show.MS(bestConv.MedianMS), bestConv.RelL2, tdnName, show.MS(tdn), show.Ratio(tdn, bestConv.MedianMS)),
@@ -203,13 +196,22 @@ func Targets(run *record.Run) show.Table {
 // fastestCuDNNTF32 is the faster of cuDNN's TF32 forms in the run (PyTorch's default choice and
 // cudnn.benchmark's), with its name; 0 when neither was measured.
 func fastestCuDNNTF32(run *record.Run) (float64, string) {
-	best, name := 0.0, ""
-	for _, r := range run.Select(ConvCase) {
-		if r.Kind == "baseline" && r.DType == conv.TF32 && strings.HasPrefix(r.Variant, "cuDNN") && r.MedianMS > 0 && (best == 0 || r.MedianMS < best) {
-			best, name = r.MedianMS, r.Variant
+	r := fastest(run.Select(ConvCase), func(r record.Record) bool {
+		return r.Kind == "baseline" && r.DType == conv.TF32 && strings.HasPrefix(r.Variant, "cuDNN")
+	})
+	return r.MedianMS, r.Variant
+}
+
+// fastest is the timed record of recs with the smallest median among those keep accepts, or the
+// zero record when none is.
+func fastest(recs []record.Record, keep func(record.Record) bool) record.Record {
+	var best record.Record
+	for _, r := range recs {
+		if r.MedianMS > 0 && keep(r) && (best.MedianMS == 0 || r.MedianMS < best.MedianMS) {
+			best = r
 		}
 	}
-	return best, name
+	return best
 }
 
 // ConvTable is the deep convolution: steps 7 and 8 (with their layout passes, and the product
