@@ -230,7 +230,7 @@ func ConvTable(run *record.Run) show.Table {
 	}
 	t.Caption = show.Sentences("Every kernel on the same inputs (x uniform in [-1, 1), filters scaled by 1/sqrt(2304), bias), its output NaN-poisoned first, every output scanned for NaN and a random sample compared with the float64 convolution. "+
 		"Steps 7 and 8 take x in NCHW float32 and write y in NCHW float32: their times include copying x to NHWC and the filters to the step's layout; the \"product alone\" rows are the product kernel without those passes. "+
-		"cuDNN runs through F.conv2d (its fp16 forms take and return half); the speedups are over "+name+", the faster of its TF32 forms in this run.", "Measured: "+run.Receipt.String())
+		"cuDNN runs through F.conv2d (its fp16 forms take and return half), and torch.compile compiles the same call; the speedups are over "+name+", the faster of cuDNN's TF32 forms in this run.", "Measured: "+run.Receipt.String())
 	return t
 }
 
