@@ -9,8 +9,8 @@ import (
 
 // globalRE matches the start of an extern "C" kernel up to its name: the qualifiers between
 // __global__ and the name (void, __launch_bounds__(...), __cluster_dims__(...) with their arguments,
-// one level of parentheses deep) may span lines.
-var globalRE = regexp.MustCompile(`extern\s+"C"\s+__global__\s+void\s+(?:__[A-Za-z0-9_]+__\s*(?:\((?:[^()]|\([^()]*\))*\))?\s*)*([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+// one level of parentheses deep, or an upper-case macro that stands for some of them) may span lines.
+var globalRE = regexp.MustCompile(`extern\s+"C"\s+__global__\s+void\s+(?:(?:__[A-Za-z0-9_]+__|[A-Z][A-Z0-9_]*)\s*(?:\((?:[^()]|\([^()]*\))*\))?\s*)*([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
 
 // defineRE matches a function-like macro (after line continuations are joined): name, parameters,
 // body.

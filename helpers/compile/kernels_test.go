@@ -14,6 +14,7 @@ extern "C" __global__ void first(float *x, int n) { }
 extern "C" __global__ void __launch_bounds__(32 * (MAXC + 1), 2)
     second(const float *__restrict__ w) { }
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(1024) clustered(float *x) { }
+extern "C" __global__ void MAYBE_CLUSTER __launch_bounds__(THREADS, BLOCKS) behind_a_macro(float *x) { }
 #if STEP == 2
 extern "C"   __global__
 void third (int n) { }
@@ -21,7 +22,7 @@ void third (int n) { }
 extern "C" __global__ void first(float *x, int n);
 `
 	got := Kernels(code)
-	want := []string{"first", "second", "clustered", "third"}
+	want := []string{"first", "second", "clustered", "behind_a_macro", "third"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Kernels = %v, want %v", got, want)
 	}

@@ -17,7 +17,8 @@ func TestEveryKernelCompiles(t *testing.T) {
 	variants := map[string][][]string{
 		"6_vectorized.cu": {{"PAD=0"}},
 		"8_tf32_mma.cu":   {{"SPLIT3"}, {"SPLIT3", "ACC2"}, {"ACC2"}},
-		"7_warptile.cu":   {{"MIN_BLOCKS=2"}},
+		"7_warptile.cu":   warptileBuilds(),
+		"7b_any_shape.cu": {{"BM=128", "BN=128"}, {"BM=128", "BN=64"}, {"BM=64", "BN=128"}, {"BM=64", "BN=64"}, {"BM=64", "BN=32"}},
 		"9_split.cu":      {{"USE_BF16"}, {"HI_ONLY"}, {"ACC2"}, {"USE_BF16", "ACC2"}},
 	}
 	for _, f := range fs {
@@ -44,4 +45,18 @@ func TestEveryKernelCompiles(t *testing.T) {
 			}
 		}
 	}
+}
+
+// warptileBuilds are step 7's tuning builds, spelled out: every pipeline depth with k tiles 16 and
+// 32 deep and the default with MIN_BLOCKS=2, as lessons/matmul's WarpTileBuilds has the tuning test
+// time them; the default with 2 stages (what GPUs with 99 KiB a block run); and one swizzled launch
+// order, still a define of the file though no longer timed.
+func warptileBuilds() [][]string {
+	out := [][]string{{"MIN_BLOCKS=2"}, {"STAGES=2"}, {"SWIZZLE=8"}}
+	for _, stages := range []string{"STAGES=2", "STAGES=3", "STAGES=4"} {
+		for _, bk := range []string{"BK=16", "BK=32"} {
+			out = append(out, []string{stages, bk})
+		}
+	}
+	return out
 }

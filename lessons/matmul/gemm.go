@@ -158,7 +158,7 @@ func build(env *lab.Env, st Step, code string) (*lab.Program, error) {
 		kernels = append(kernels, "mm_split_halves")
 	}
 	if st.SplitK {
-		kernels = append(kernels, "mm_sum_slices", "mm_copy_rows")
+		kernels = append(kernels, "mm_copy_rows", "mm_sum_slices")
 	}
 	return env.BuildWith(src, st.OptionsOn(env.Arch(), env.Device()), kernels...)
 }
@@ -170,10 +170,11 @@ const (
 )
 
 // Launcher plans the step on the problem's shape (refusing it before any launch when the step
-// cannot take it), compiles it, and returns a function that queues it: for the split steps, the
-// split of A and of B, then the product.
+// cannot take it), compiles its build for the shape (Step.For: the any-shape step's tile), and
+// returns a function that queues it: for the split steps, the split of A and of B, then the product.
 func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gpu.Config, error) {
 	d := p.env.Session.Device
+	st = st.For(p.Shape, d)
 	if err := st.Validate(p.Shape, d); err != nil {
 		return nil, nil, gpu.Config{}, err
 	}
@@ -192,7 +193,7 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gp
 	s := p.Shape
 	dims := []any{int32(s.M), int32(s.N), int32(s.K)}
 	if st.SplitK {
-		run, err := p.splitKLauncher(prog, k, cfg)
+		run, err := p.splitKLauncher(st, prog, k, cfg)
 		return run, prog, cfg, err
 	}
 	if !st.Split {
@@ -222,13 +223,15 @@ func (p *Problem) Launcher(st Step, code string) (func() error, *lab.Program, gp
 	}, prog, cfg, nil
 }
 
-// splitKLauncher queues the any-shape step. A large product whose rows of A or B are not 16-byte
-// aligned (K or N not a multiple of 4; at least PadMinMACs multiply-adds) is first padded: A and B
-// are copied into zero-padded buffers with aligned rows (mm_copy_rows), the aligned product runs
-// into a padded C, which is copied back. The product runs over the plan's cfg.Grid.Z slices of K,
-// straight into C when there is one, else into a workspace of that many partial products, which
-// mm_sum_slices adds up into C in slice order.
-func (p *Problem) splitKLauncher(prog *lab.Program, k *gpu.Kernel, cfg gpu.Config) (func() error, error) {
+// splitKLauncher queues the any-shape step st (a build of one tile). A large product whose rows of
+// A or B are not 16-byte aligned (K or N not a multiple of 4; at least PadMinMACs multiply-adds) is
+// first padded: A and B are copied into zero-padded buffers with aligned rows (mm_copy_rows), the
+// aligned product runs into a padded C, which is copied back; st plans the padded shape again (same
+// tile, slices for the padded K). The product runs over the plan's cfg.Grid.Z slices of K in one
+// launch: straight into C when there is one, else each slice into a workspace of that many partial
+// products that mm_sum_slices adds up into C in slice order, or, in a build with CLUSTER_K, the
+// slices are the blocks of a cluster that add them up in shared memory.
+func (p *Problem) splitKLauncher(st Step, prog *lab.Program, k *gpu.Kernel, cfg gpu.Config) (func() error, error) {
 	s, d := p.Shape, p.env.Session.Device
 	a, b, c := p.Ad, p.Bd, p.Cd
 	var before, after []func() error
@@ -265,33 +268,30 @@ func (p *Problem) splitKLauncher(prog *lab.Program, k *gpu.Kernel, cfg gpu.Confi
 			}
 			after = append(after, copyTo(c, p.Cd, s.M, s.N, ps.N, s.N))
 		}
-		if cfg, err = AnyShape.Plan(ps, d); err != nil {
+		if cfg, err = st.Plan(ps, d); err != nil {
 			return nil, err
 		}
 		s = ps
 	}
 	n := cfg.Grid.Z
-	dims := []any{int32(s.M), int32(s.N), int32(s.K), int32(gpu.CeilDiv(gpu.CeilDiv(s.K, AnyShapeBK), n))}
-	product := func() error { return k.Launch(cfg, append([]any{a, b, c}, dims...)...) }
-	if n > 1 {
+	args := []any{a, b, c, uintptr(0), int32(s.M), int32(s.N), int32(s.K), int32(gpu.CeilDiv(gpu.CeilDiv(s.K, AnyShapeBK), n))}
+	steps := append([]func() error{}, before...)
+	steps = append(steps, func() error { return k.Launch(cfg, args...) })
+	if n > 1 && st.clusterK() == 1 {
+		w, err := p.scratch(sliceSums, n*s.M*s.N)
+		if err != nil {
+			return nil, err
+		}
+		args[3] = w
 		sum, err := prog.Kernel("mm_sum_slices")
 		if err != nil {
 			return nil, err
 		}
 		outputs := s.M * s.N
-		w, err := p.scratch(sliceSums, n*outputs)
-		if err != nil {
-			return nil, err
-		}
-		sc := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, outputs, SplitBlock, SplitWaves)), Block: gpu.D1(SplitBlock)}
-		product = func() error {
-			if err := k.Launch(cfg, append([]any{a, b, w}, dims...)...); err != nil {
-				return err
-			}
-			return sum.Launch(sc, w, c, int64(outputs), int32(n))
-		}
+		g := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, outputs, SplitBlock, SplitWaves)), Block: gpu.D1(SplitBlock)}
+		steps = append(steps, func() error { return sum.Launch(g, w, c, int64(outputs), int32(n)) })
 	}
-	steps := append(append(before, product), after...)
+	steps = append(steps, after...)
 	return func() error {
 		for _, f := range steps {
 			if err := f(); err != nil {
@@ -378,11 +378,20 @@ func (p *Problem) Check(st Step, code string) (check.Result, error) {
 	return check.Compare(got, p.want, st.Tol(p.Shape.K)), nil
 }
 
-// Record is the record of a step on this problem, before timing.
+// Record is the record of a step on this problem, before timing: its note says what it was checked
+// on, its pipeline depth, and, for a step whose build depends on the shape, the build and its
+// slices of K.
 func (p *Problem) Record(caseName string, st Step) record.Record {
 	note := "checked on " + p.Sample.What
 	if depth := st.DepthNote(p.env.Device()); depth != "" {
 		note += "; " + depth
+	}
+	if st.Shaped != nil {
+		b := st.For(p.Shape, p.env.Device())
+		note += "; built as " + b.Name
+		if cfg, err := b.Plan(p.Shape, p.env.Device()); err == nil && cfg.Grid.Z > 1 {
+			note += fmt.Sprintf(", K in %d slices", cfg.Grid.Z)
+		}
 	}
 	return record.Record{Case: caseName, Variant: st.Name, Kind: "kernel", DType: st.DType, Shape: p.Shape.String(),
 		Size: int64(p.Shape.M), Tol: st.Tol(p.Shape.K).Name, Note: note}
@@ -406,12 +415,13 @@ func (p *Problem) Measure(caseName string, st Step, code string) (record.Record,
 	return p.env.Measure(rec, p.Shape.Work(), run)
 }
 
-// Report is the compile report of a step at this problem's launch.
+// Report is the compile report of a step at this problem's launch (of its build for the shape).
 func (p *Problem) Report(st Step) (record.KernelReport, error) {
 	_, prog, cfg, err := p.Launcher(st, "")
 	if err != nil {
 		return record.KernelReport{}, err
 	}
+	st = st.For(p.Shape, p.env.Device())
 	r := prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)
 	if defs := st.DefinesOn(p.env.Device()); len(defs) > 0 {
 		r.Source += fmt.Sprintf(" %v", defs)
@@ -419,9 +429,11 @@ func (p *Problem) Report(st Step) (record.KernelReport, error) {
 	return r, nil
 }
 
-// CompileReport compiles a step without a GPU (or with one) and reports what is known at the
-// article's shape: in the no-GPU mode only the static shared memory.
+// CompileReport compiles a step (its build for the article's shape) without a GPU (or with one)
+// and reports what is known at the article's shape: in the no-GPU mode only the static shared
+// memory.
 func CompileReport(env *lab.Env, st Step) (record.KernelReport, error) {
+	st = st.For(Article, env.Device())
 	prog, err := build(env, st, "")
 	if err != nil {
 		return record.KernelReport{}, err

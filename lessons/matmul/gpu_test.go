@@ -3,8 +3,7 @@
 package matmul
 
 import (
-	"fmt"
-	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,21 +13,33 @@ import (
 )
 
 // Awkward shapes: size 1, odd sizes, sizes off every tile and vector width (rows that are not
-// 16-byte aligned, a partial last tile in M, N and K), a single column, and the smallest shapes the
-// fast steps take.
+// 16-byte aligned, a partial last tile in M, N and K), a single row or column, every depth K = 1..7
+// (the thin-K step's), aligned rows with partial tiles and split K (200 x 100 x 300), and the
+// smallest shapes the fast steps take.
 var awkward = []Shape{{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {64, 64, 8}, {128, 128, 32}, {256, 384, 96}, {130, 258, 40},
-	{255, 255, 255}, {129, 1, 1000}, {3, 4100, 5}, {4097, 64, 16}}
+	{255, 255, 255}, {129, 1, 1000}, {3, 4100, 5}, {4097, 64, 16}, {31, 97, 2}, {1, 300, 3}, {300, 1, 4}, {65, 129, 6},
+	{200, 100, 300}, {1, 200, 100}}
 
-// Every step and variant on every awkward shape it takes (every output checked, NaN-poisoned),
-// with a refusal naming the limit on the others; the article's shape (sampled) and the non-square
-// one in the long mode.
+// anyShapeBuilds are the any-shape step's build of every tile, its plan's slices of K for each.
+func anyShapeBuilds() []Step {
+	var out []Step
+	for _, t := range Tiles {
+		out = append(out, AnyShapeWith(t, 0))
+	}
+	return out
+}
+
+// Every step and variant, the any-shape step (with the tile its plan picks, and with every tile) and
+// the thin-K step on every awkward shape it takes (every output checked, NaN-poisoned), with a
+// refusal naming the limit on the others; the article's shape (sampled) and the non-square one in
+// the long mode.
 func TestStepsAreCorrect(t *testing.T) {
 	env := labtest.Open(t)
 	shapes := awkward
 	if !testing.Short() {
 		shapes = append(shapes, NonSquare, Article)
 	}
-	steps := append(append(append([]Step{}, Steps...), Variants[:len(Variants)-1]...), AnyShape)
+	steps := append(append(append(append([]Step{}, Steps...), Variants[:len(Variants)-1]...), AnyShape, ThinK), anyShapeBuilds()...)
 	for i, s := range shapes {
 		p, err := NewCheckedProblem(env, s, uint64(40+i))
 		if err != nil {
@@ -48,7 +59,7 @@ func checkSteps(t *testing.T, p *Problem, steps []Step) []string {
 	var ran []string
 	for _, st := range steps {
 		if err := st.Validate(s, p.env.Session.Device); err != nil {
-			if !strings.Contains(err.Error(), "%") {
+			if !strings.ContainsAny(err.Error(), "%<") { // "M % 128 == 0", "K < 8"
 				t.Errorf("%s refuses %v without naming the limit: %v", st.Name, s, err)
 			}
 			continue
@@ -121,7 +132,7 @@ func TestFastStepsRefuseBeforeLaunch(t *testing.T) {
 	}
 	defer p.Free()
 	st, _ := StepByName("7")
-	if _, _, _, err := p.Launcher(st, ""); err == nil || !strings.Contains(err.Error(), "128 x 128 x 16 tile") {
+	if _, _, _, err := p.Launcher(st, ""); err == nil || !strings.Contains(err.Error(), "128 x 128 x 32 tile") {
 		t.Errorf("step 7 on %v: %v", NonSquare, err)
 	}
 }
@@ -133,7 +144,7 @@ func TestMultiply(t *testing.T) {
 		s    Shape
 		big  bool
 		want string
-	}{{Shape{M: 100, N: 300, K: 77}, false, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 9}, false, AnyShape.Name}, {Shape{M: 513, N: 129, K: 1025}, false, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 1}, false, "2 coalesced"}, {Shape{M: 256, N: 256, K: 64}, false, "9 fp16x3 split"}, {Shape{M: 256, N: 256, K: 64}, true, "8b 3xTF32 split"}} {
+	}{{Shape{M: 100, N: 300, K: 77}, false, AnyShape.Name}, {Shape{M: 256, N: 128, K: 48}, true, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 9}, false, AnyShape.Name}, {Shape{M: 513, N: 129, K: 1025}, false, AnyShape.Name}, {Shape{M: 4097, N: 65, K: 1}, false, ThinK.Name}, {Shape{M: 1, N: 300, K: 7}, false, ThinK.Name}, {Shape{M: 300, N: 1, K: 3}, false, ThinK.Name}, {Shape{M: 256, N: 256, K: 64}, false, "9 fp16x3 split"}, {Shape{M: 256, N: 256, K: 64}, true, "8b 3xTF32 split"}} {
 		checkMultiply(t, env, c.s, c.big, c.want)
 	}
 	if _, _, err := Multiply(env, make([]float32, 6), 2, 3, make([]float32, 8), 4, 2); err == nil || !strings.Contains(err.Error(), "inner dimensions") {
@@ -230,59 +241,6 @@ func TestKernelBenchTrials(t *testing.T) {
 	}
 }
 
-// TestTune prints the time and error of every step and variant at 4096^3 and of extra builds (set
-// MATMUL_TUNE=1): the measurements behind the steps' parameters, in one device call.
-func TestTune(t *testing.T) {
-	if os.Getenv("MATMUL_TUNE") == "" {
-		t.Skip("set MATMUL_TUNE=1")
-	}
-	env := labtest.Open(t)
-	p, err := NewCheckedProblem(env, Article, Seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Free()
-	var extra []Step
-	for _, v := range []struct {
-		step string
-		defs []string
-	}{{"7", []string{"MIN_BLOCKS=2"}}, {"8 tensor core tf32", []string{"STAGES=2"}}} {
-		st, err := StepByName(v.step)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.Defines = append(append([]string{}, st.Defines...), v.defs...)
-		st.Name += fmt.Sprint(" ", v.defs)
-		if v.defs[0] == "STAGES=2" {
-			st.Plan = pipelined(st.Name, 32, 2*TF32Shared/3)
-		}
-		extra = append(extra, st)
-	}
-	var lines []string
-	for _, st := range append(append(append([]Step{}, Steps...), Variants...), extra...) {
-		rec, err := p.measureAnyway("tune", st)
-		if err != nil {
-			t.Errorf("%s: %v", st.Name, err)
-			continue
-		}
-		rep, _ := p.Report(st)
-		lines = append(lines, fmt.Sprintf("%-34s %9.3f ms %7.1f TFLOP/s  relL2 %.2e ok=%v  regs %d local %d smem %d+%d occ %.2f %s",
-			st.Name, rec.MedianMS, rec.GFLOPs/1e3, rec.RelL2, rec.Correct, rep.Registers, rep.LocalBytes, rep.StaticSharedBytes, rep.DynamicShared, rep.Occupancy, rep.Limiter))
-	}
-	tr, err := RunTorch([]Shape{Article}, p, env.Bench.Method)
-	if err != nil {
-		lines = append(lines, "torch: "+err.Error())
-	} else {
-		for _, v := range TorchVariants {
-			tm := tr.Times[Article.String()][v.Key]
-			c := tr.Cross[v.Key]
-			lines = append(lines, fmt.Sprintf("%-34s %9.3f ms %7.1f TFLOP/s  relL2 %.2e", v.Name, tm.MedianMS, Article.FLOPs()/tm.MedianMS/1e9, c.RelL2))
-		}
-	}
-	fmt.Println(strings.Join(lines, "\n"))
-
-}
-
 // The any-shape step with its padding forced on small shapes (Multiply pads only products of
 // PadMinMACs and more): A, B and C copied to aligned, zero-padded rows and back, with and without
 // split K, every output checked on NaN-poisoned buffers.
@@ -290,6 +248,88 @@ func TestAnyShapePadded(t *testing.T) {
 	env := labtest.Open(t)
 	for i, s := range []Shape{{67, 45, 33}, {255, 255, 255}, {3, 4100, 5}, {129, 1, 1000}, {64, 63, 64}} {
 		checkPadded(t, env, s, uint64(300+i))
+	}
+}
+
+// Every tile of the any-shape step with K cut into a fixed number of slices (3, and 7 where K has
+// that many k tiles), on shapes with partial tiles, aligned and unaligned rows, and one k tile
+// fewer than a slice: the workspace's slices added up by the last block of each tile, every output
+// checked on a NaN-poisoned C.
+func TestAnyShapeTileSplits(t *testing.T) {
+	env := labtest.Open(t)
+	for i, s := range []Shape{{255, 255, 255}, {200, 100, 300}, {67, 45, 133}, {1, 70, 97}, {130, 1, 64}} {
+		p, err := NewCheckedProblem(env, s, uint64(320+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []Step
+		for _, tile := range Tiles {
+			steps = append(steps, AnyShapeWith(tile, 3), AnyShapeWith(tile, 7))
+		}
+		if ran := checkSteps(t, p, steps); len(ran) != len(steps) {
+			t.Errorf("%v: %d of %d builds ran", s, len(ran), len(steps))
+		}
+		p.Free()
+	}
+}
+
+// Split K run twice in a row on the same problem (and its workspace), through the workspace and,
+// on compute capability 9.0, in clusters, on shapes whose tiles hang past every edge, with rows
+// aligned and not, a slice that is one k tile short, and the plan's slices: every output right
+// both times, and both results equal bit for bit (the slices are added in order).
+func TestAnyShapeSplitKTwice(t *testing.T) {
+	env := labtest.Open(t)
+	for i, s := range []Shape{{255, 255, 255}, {513, 129, 1025}, {67, 45, 133}, {200, 100, 300}, {130, 1, 64}} {
+		checkSplitKTwice(t, env, s, uint64(340+i))
+	}
+}
+
+// checkSplitKTwice runs the any-shape step as its plan splits s (when it does), with 64 x 128 and
+// 64 x 32 tiles in fixed slices through the workspace and, on compute capability 9.0, 64 x 64 and
+// 64 x 32 tiles in clusters of 2, 4 and 8, each twice in a row on one problem, NaN-poisoned before
+// each run: every output checked, the two results equal bit for bit.
+func checkSplitKTwice(t *testing.T, env *lab.Env, s Shape, seed uint64) {
+	t.Helper()
+	p, err := NewCheckedProblem(env, s, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	steps := []Step{AnyShape, AnyShapeWith(Tile{64, 128}, 5), AnyShapeWith(Tile{64, 32}, 7)}
+	if env.Device().CC() >= 90 {
+		steps = append(steps, AnyShapeClustered(Tile{64, 64}, 2), AnyShapeClustered(Tile{64, 32}, 4), AnyShapeClustered(Tile{64, 64}, 8))
+	}
+	for _, st := range steps {
+		cfg, err := st.For(s, env.Device()).Plan(s, env.Device())
+		if err != nil || cfg.Grid.Z < 2 {
+			if st.Name == AnyShape.Name {
+				continue // the plan does not split this shape: the fixed splits below do
+			}
+			t.Fatalf("%s on %v: %+v, %v", st.Name, s, cfg, err)
+		}
+		run, _, _, err := p.Launcher(st, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first []float32
+		for n := 1; n <= 2; n++ {
+			got, err := p.Output(run)
+			if err != nil {
+				t.Fatalf("%s on %v, run %d: %v", st.Name, s, n, err)
+			}
+			if r := check.Compare(got, p.Want(), st.Tol(s.K)); !r.OK {
+				t.Errorf("%s on %v, run %d of 2 (%d slices): %v", st.Name, s, n, cfg.Grid.Z, r.Err())
+			}
+			c, err := p.Cd.ToHost()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				first = c
+			} else if !slices.Equal(first, c) {
+				t.Errorf("%s on %v: the two runs differ: the slices were not added in the same order", st.Name, s)
+			}
+		}
 	}
 }
 

@@ -2,14 +2,17 @@ package matmul
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
+	km "github.com/cudalessons/cudalessons/kernels/matmul"
 )
 
 func TestReferenceMatchesDefinition(t *testing.T) {
@@ -115,25 +118,69 @@ func TestPick(t *testing.T) {
 	if st := Pick(NonSquare, h100, true, true); st.Name != AnyShape.Name {
 		t.Errorf("%v: picked %s", NonSquare, st.Name)
 	}
-	t4 := gpu.DeviceInfo{Name: "T4", Major: 7, Minor: 5, SMs: 40, MaxSharedPerBlockOptin: 64 << 10, MaxThreadsPerBlock: 1024}
 	if st := Pick(NonSquare, t4, true, true); st.Name != Fallback.Name {
 		t.Errorf("%v on a T4 (no cp.async): picked %s", NonSquare, st.Name)
 	}
-	if st := Pick(Shape{128, 128, 8}, h100, true, true); st.Name != "6 vectorized" {
-		t.Errorf("128x128x8: picked %s", st.Name)
+	// Off step 7's K % 32 (and where only steps 4 to 6 would take the shape), the any-shape step.
+	for s, want := range map[Shape]string{{4097, 4097, 1}: ThinK.Name, {4097, 64, 3}: ThinK.Name, {1, 1, 7}: ThinK.Name,
+		{4097, 4097, 8}: AnyShape.Name, {513, 129, 1025}: AnyShape.Name, {4097, 64, 16}: AnyShape.Name, {255, 255, 255}: AnyShape.Name,
+		{128, 128, 8}: AnyShape.Name, {128, 128, 16}: AnyShape.Name, {4096, 4096, 4112}: AnyShape.Name, {4096, 4096, 4128}: "9 fp16x3 split",
+		{4095, 4095, 4095}: AnyShape.Name, NonSquare: AnyShape.Name} {
+		if st := Pick(s, h100, true, true); st.Name != want {
+			t.Errorf("%v on an H100: picked %s, want %s", s, st.Name, want)
+		}
 	}
-	if st := Pick(Shape{4097, 4097, 1}, h100, true, true); st.Name != "2 coalesced" {
-		t.Errorf("4097x4097x1 (all output): picked %s", st.Name)
+	for s, want := range map[Shape]string{{4097, 4097, 1}: ThinK.Name, {4097, 64, 3}: ThinK.Name, {513, 129, 1025}: Fallback.Name,
+		{4097, 64, 16}: Fallback.Name, {128, 128, 16}: "6 vectorized", {128, 128, 8}: "6 vectorized"} {
+		if st := Pick(s, t4, true, true); st.Name != want {
+			t.Errorf("%v on a T4: picked %s, want %s", s, st.Name, want)
+		}
 	}
 }
 
-// The any-shape step splits K only where its tiles leave SMs idle, and never into an empty slice.
+var t4 = gpu.DeviceInfo{Name: "T4", Major: 7, Minor: 5, SMs: 40, MaxSharedPerBlockOptin: 64 << 10, MaxThreadsPerBlock: 1024}
+
+// The thin-K step refuses K >= SmallK naming the limit, takes K = 1..7 on every GPU, and launches
+// blocks of 32 columns x 8 rows, within one wave of ThinKBlocksPerSM blocks per SM where the SM
+// count is known.
+func TestThinKPlan(t *testing.T) {
+	for _, k := range []int{SmallK, 9, 4096} {
+		err := ThinK.Validate(Shape{M: 64, N: 64, K: k}, h100)
+		if err == nil || !strings.Contains(err.Error(), "K < 8") || !strings.Contains(err.Error(), "SmallK") {
+			t.Errorf("K = %d: %v", k, err)
+		}
+	}
+	for _, c := range []struct {
+		s    Shape
+		d    gpu.DeviceInfo
+		want gpu.Dim
+	}{{Shape{4097, 4097, 1}, h100, gpu.D2(129, 4)}, {Shape{4097, 64, 3}, h100, gpu.D2(2, 264)}, {Shape{4097, 4097, 7}, t4, gpu.D2(129, 1)},
+		{Shape{1, 1, 1}, h100, gpu.D2(1, 1)}, {Shape{4097, 4097, 1}, gpu.DeviceInfo{Major: 9}, gpu.D2(129, 65)}, {Shape{1 << 20, 1, 2}, h100, gpu.D2(1, 528)}} {
+		cfg, err := ThinK.Plan(c.s, c.d)
+		if err != nil || cfg.Grid != c.want || cfg.Block != gpu.D2(32, 8) || cfg.SharedBytes != 0 {
+			t.Errorf("%v on %q: %+v, %v; want grid %v", c.s, c.d.Name, cfg, err, c.want)
+		}
+		if c.d.SMs > 0 && cfg.Grid.Count() > ThinKBlocksPerSM*c.d.SMs {
+			t.Errorf("%v: %d blocks, over one wave of %d", c.s, cfg.Grid.Count(), ThinKBlocksPerSM*c.d.SMs)
+		}
+	}
+	if st, err := StepByName("7c"); err != nil || st.Name != ThinK.Name {
+		t.Errorf("StepByName(7c): %v, %v", st.Name, err)
+	}
+}
+
+// The any-shape step splits K only where its tiles leave SMs idle, and never into an empty slice
+// (on a GPU of the H100's size without clusters; with them, the slices become a cluster of 8, 4 or
+// 2: TestAnyShapeTiles).
 func TestSplitKSlices(t *testing.T) {
+	noClusters := h100
+	noClusters.Major = 8
 	for _, c := range []struct {
 		s    Shape
 		want int
-	}{{NonSquare, 2}, {Shape{4095, 4095, 4095}, 1}, {Shape{255, 255, 255}, 8}, {Shape{513, 129, 1025}, 22}, {Shape{67, 45, 33}, 1}, {Shape{256, 128, 160}, 5}} {
-		n := SplitKSlices(c.s, h100)
+	}{{NonSquare, 1}, {Shape{4095, 4095, 4095}, 1}, {Shape{255, 255, 255}, 8}, {Shape{513, 129, 1025}, 11}, {Shape{4097, 64, 16}, 1},
+		{Shape{67, 45, 33}, 1}, {Shape{256, 128, 160}, 5}, {Shape{200, 100, 300}, 7}} {
+		n := SplitKSlices(c.s, noClusters)
 		if n != c.want {
 			t.Errorf("%v: %d slices, want %d", c.s, n, c.want)
 		}
@@ -142,13 +189,204 @@ func TestSplitKSlices(t *testing.T) {
 		if (n-1)*per >= tiles {
 			t.Errorf("%v: slice %d of %d would be empty (%d tiles, %d per slice)", c.s, n, n, tiles, per)
 		}
-		cfg, err := AnyShape.Plan(c.s, h100)
+		cfg, err := AnyShape.Plan(c.s, noClusters)
 		if err != nil || cfg.Grid.Z != n {
 			t.Errorf("%v: plan %+v, %v", c.s, cfg, err)
 		}
 	}
-	if n := SplitKSlices(Shape{255, 255, 255}, gpu.DeviceInfo{Major: 9}); n != 1 {
-		t.Errorf("unknown SM count: %d slices", n)
+	if l := PlanAnyShape(Shape{255, 255, 255}, gpu.DeviceInfo{Major: 9}); l != (AnyShapeLaunch{Tile{64, 128}, 1, 1}) {
+		t.Errorf("unknown SM count: %+v", l)
+	}
+}
+
+// The any-shape step keeps 64 x 128 tiles where they give every SM a block and takes the small tile
+// with fewer outputs past the edges where they do not (64 x 64 on a tie), its slices of K sized for
+// the GPU's SMs, and on compute capability 9.0 the slices of a small tile become a cluster; its
+// plan, its build For the shape and that build's plan agree; the workspace stays under two waves of
+// tiles, and a cluster needs none.
+func TestAnyShapeTiles(t *testing.T) {
+	l4 := gpu.DeviceInfo{Name: "L4", Major: 8, Minor: 9, SMs: 58, MaxSharedPerBlockOptin: 99 << 10, MaxThreadsPerBlock: 1024}
+	for _, c := range []struct {
+		s    Shape
+		d    gpu.DeviceInfo
+		want AnyShapeLaunch
+	}{{NonSquare, h100, AnyShapeLaunch{Tile{64, 128}, 1, 1}}, {Shape{4095, 4095, 4095}, h100, AnyShapeLaunch{Tile{64, 128}, 1, 1}},
+		{Shape{513, 129, 1025}, h100, AnyShapeLaunch{Tile{64, 64}, 8, 8}}, {Shape{255, 255, 255}, h100, AnyShapeLaunch{Tile{64, 64}, 8, 8}},
+		{Shape{4097, 64, 16}, h100, AnyShapeLaunch{Tile{64, 64}, 1, 1}}, {Shape{4097, 4097, 8}, h100, AnyShapeLaunch{Tile{64, 128}, 1, 1}},
+		{Shape{1024, 1100, 64}, h100, AnyShapeLaunch{Tile{64, 128}, 1, 1}}, {Shape{512, 1088, 64}, h100, AnyShapeLaunch{Tile{64, 64}, 2, 2}},
+		{Shape{512, 1090, 64}, h100, AnyShapeLaunch{Tile{64, 64}, 2, 2}}, {NonSquare, l4, AnyShapeLaunch{Tile{64, 128}, 1, 1}},
+		{Shape{513, 129, 1025}, l4, AnyShapeLaunch{Tile{64, 32}, 6, 1}}, {Shape{255, 255, 255}, l4, AnyShapeLaunch{Tile{64, 64}, 8, 1}}} {
+		l := PlanAnyShape(c.s, c.d)
+		if l != c.want {
+			t.Errorf("%v on %s: %+v, want %+v", c.s, c.d.Name, l, c.want)
+		}
+		cfg, err := AnyShape.Plan(c.s, c.d)
+		b := AnyShape.For(c.s, c.d)
+		bcfg, berr := b.Plan(c.s, c.d)
+		defines := l.Tile.Defines()
+		if l.Cluster > 1 {
+			defines = append(defines, fmt.Sprintf("CLUSTER_K=%d", l.Cluster))
+		}
+		if err != nil || berr != nil || cfg != bcfg || cfg.Grid.Z != l.Slices || cfg.Block.X != l.Tile.Threads() ||
+			strings.Join(b.Defines, " ") != strings.Join(defines, " ") {
+			t.Errorf("%v: plan %+v (%v), build %q %v plans %+v (%v)", c.s, cfg, err, b.Name, b.Defines, bcfg, berr)
+		}
+		if w := l.WorkspaceBytes(c.s); w > 2*int64(l.Tile.Wave(c.d))*int64(l.Tile.BM*l.Tile.BN)*4 || (w == 0) != (l.Slices == 1 || l.Cluster > 1) {
+			t.Errorf("%v: a workspace of %d bytes", c.s, w)
+		}
+	}
+	if AnyShape.For(NonSquare, h100).Defines != nil || AnyShapeTiles[0].Defines() != nil || AnyShapeTiles[0] != (Tile{64, 128}) {
+		t.Error("the plan's large tile, 64 x 128, is not the file's default build")
+	}
+	if d := (Tile{128, 128}).Defines(); strings.Join(d, " ") != "BM=128 BN=128" {
+		t.Errorf("the 128 x 128 build's defines: %v", d)
+	}
+	if err := AnyShape.Validate(NonSquare, t4); err == nil || !strings.Contains(err.Error(), "compute capability 8.0") {
+		t.Errorf("the any-shape step on a T4: %v", err)
+	}
+	// A fixed number of slices (the tuning test's) is rounded so that none is empty.
+	cfg, err := AnyShapeWith(Tile{64, 64}, 30).Plan(Shape{513, 129, 1025}, h100)
+	if err != nil || cfg.Grid != (gpu.Dim{X: 3, Y: 9, Z: 22}) || cfg.Block != gpu.D1(64) {
+		t.Errorf("64 x 64 tiles in 30 slices of 65 k tiles: %+v, %v", cfg, err)
+	}
+}
+
+// The any-shape kernel adds split-K slices up in two ways: mm_sum_slices over a workspace, or, built
+// with CLUSTER_K (compute capability 9.0), the blocks of a cluster through distributed shared
+// memory; only tiles whose outputs fit in their stages take the cluster build, and its plan refuses
+// other GPUs and tiles, naming the need.
+func TestAnyShapeSplitK(t *testing.T) {
+	src, err := km.Source(anyShapeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks := compile.Kernels(src.Code); strings.Join(ks, " ") != "mm_warptile_any mm_sum_slices mm_copy_rows" {
+		t.Errorf("%s's kernels: %v", anyShapeFile, ks)
+	}
+	for _, tile := range Tiles {
+		if tile.Clusters() != (tile.BM*tile.BN <= 4608 && tile.BM == 64 && tile.BN <= 64) {
+			t.Errorf("%v: Clusters() = %v", tile, tile.Clusters())
+		}
+	}
+	st := AnyShapeClustered(Tile{64, 32}, 8)
+	if err := st.Validate(Shape{513, 129, 1025}, gpu.DeviceInfo{Name: "A100", Major: 8, SMs: 108}); err == nil || !strings.Contains(err.Error(), "compute capability 9.0") {
+		t.Errorf("the cluster build on an A100: %v", err)
+	}
+	if err := AnyShapeClustered(Tile{64, 128}, 8).Validate(Shape{513, 129, 1025}, h100); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("a cluster of 64 x 128 tiles: %v", err)
+	}
+	if cfg, err := st.Plan(Shape{513, 129, 1025}, h100); err != nil || cfg.Grid != (gpu.Dim{X: 5, Y: 9, Z: 8}) || st.clusterK() != 8 || AnyShape.clusterK() != 1 {
+		t.Errorf("the cluster build's plan: %+v, %v (CLUSTER_K %d)", cfg, err, st.clusterK())
+	}
+	if _, err := compile.Version(); err != nil {
+		t.Skip("no NVRTC:", err)
+	}
+	for _, tile := range Tiles {
+		if _, err := compile.PTX(src, compile.Options{Arch: "compute_80", Defines: tile.Defines()}); err != nil {
+			t.Errorf("%v: %v", tile, err)
+		}
+		if !tile.Clusters() {
+			continue
+		}
+		for _, c := range []int{2, 4, 8} {
+			defs := append(tile.Defines(), fmt.Sprintf("CLUSTER_K=%d", c))
+			res, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: defs})
+			if err != nil {
+				t.Errorf("%v %v: %v", tile, defs, err)
+				continue
+			}
+			for _, want := range []string{"barrier.cluster", "ld.shared::cluster.v4.f32", ".reqnctapercluster 1, 1, " + fmt.Sprint(c)} {
+				if !strings.Contains(res.PTX, want) {
+					t.Errorf("%v %v: no %s in the PTX", tile, defs, want)
+				}
+			}
+			if _, err := compile.PTX(src, compile.Options{Arch: "compute_80", Defines: defs}); err == nil {
+				t.Errorf("%v %v compiled for compute_80", tile, defs)
+			}
+		}
+	}
+}
+
+// Step 7's builds: the zero value is the ladder's step (k tiles 32 deep, 3 stages where they fit,
+// 2 where only 2 do, refused naming the limit where not even 2 do); a build whose stages are over
+// 48 KiB asks for them as dynamic shared memory, and its source declares them so (and static
+// otherwise); the plans refuse K off the build's k depth.
+func TestWarpTileBuilds(t *testing.T) {
+	st := WarpTileBuild{}.Step()
+	if st.Name != Steps[6].Name || st.Defines != nil || Steps[6].Defines != nil || Steps[6].StageBytes != WarpTileStage || WarpTileStage != 34816 {
+		t.Errorf("the default build is %q %v, the ladder's step 7 %q %v (%d bytes a stage)", st.Name, st.Defines, Steps[6].Name, Steps[6].Defines, Steps[6].StageBytes)
+	}
+	builds := WarpTileBuilds()
+	if len(builds) != 7 {
+		t.Errorf("%d tuning builds", len(builds))
+	}
+	src, err := km.Source("7_warptile.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a10 := gpu.DeviceInfo{Major: 8, Minor: 6, SMs: 72, MaxSharedPerBlockOptin: 99 << 10}
+	for _, d := range []gpu.DeviceInfo{h100, a10} {
+		for _, b := range append([]WarpTileBuild{{}}, builds...) {
+			if b.Stages*b.StageBytes() > d.MaxSharedPerBlockOptin {
+				continue // a fixed depth over the GPU's shared memory: refused, below
+			}
+			checkWarpTileBuild(t, src, b, d)
+		}
+	}
+	// The ladder's step 7: 3 stages (102 KiB) on an H100, 2 (68 KiB, built with STAGES=2) on an A10.
+	for _, c := range []struct {
+		d      gpu.DeviceInfo
+		stages int
+		defs   string
+	}{{h100, 3, ""}, {a10, 2, "STAGES=2"}} {
+		cfg, err := Steps[6].Plan(Article, c.d)
+		if err != nil || cfg.SharedBytes != c.stages*WarpTileStage || Steps[6].StagesOn(c.d) != c.stages ||
+			strings.Join(Steps[6].DefinesOn(c.d), " ") != c.defs || !strings.Contains(Steps[6].DepthNote(c.d), fmt.Sprintf("%d-stage", c.stages)) {
+			t.Errorf("step 7 on %+v: %+v, %v, defines %v, %q", c.d, cfg, err, Steps[6].DefinesOn(c.d), Steps[6].DepthNote(c.d))
+		}
+	}
+	small := gpu.DeviceInfo{Major: 8, SMs: 40, MaxSharedPerBlockOptin: 64 << 10}
+	if err := Steps[6].Validate(Article, small); !errors.Is(err, gpu.ErrUnsupported) || !strings.Contains(err.Error(), "shared memory") ||
+		!strings.Contains(err.Error(), "2-stage") {
+		t.Errorf("step 7 with 64 KiB of shared memory a block: %v", err)
+	}
+	deep := WarpTileBuild{Stages: 4, BK: 32}
+	if err := deep.Step().Validate(Article, a10); !errors.Is(err, gpu.ErrUnsupported) || !strings.Contains(err.Error(), "shared memory") {
+		t.Errorf("%s with 99 KiB of shared memory: %v", deep.Name(), err)
+	}
+	for _, k := range []int{16, 48, 4112} {
+		if err := Steps[6].Validate(Shape{128, 128, k}, h100); err == nil || !strings.Contains(err.Error(), "K % 32 == 0") {
+			t.Errorf("step 7 on K = %d: %v", k, err)
+		}
+	}
+	if err := (WarpTileBuild{Stages: 2, BK: 16}).Step().Validate(Shape{128, 128, 48}, h100); err != nil {
+		t.Errorf("BK = 16 on K = 48: %v", err)
+	}
+	if n := (WarpTileBuild{Stages: 2, BK: 16}).Name(); n != "7 warp tile [STAGES=2 BK=16]" {
+		t.Errorf("the first form's name: %s", n)
+	}
+}
+
+// checkWarpTileBuild compiles one build of step 7 as it runs on d and checks its shared memory
+// against its plan.
+func checkWarpTileBuild(t *testing.T, src compile.Source, b WarpTileBuild, d gpu.DeviceInfo) {
+	t.Helper()
+	st := b.Step()
+	cfg, err := st.Plan(Article, d)
+	n := b.StagesOn(d)
+	if err != nil || cfg.SharedBytes != b.SharedBytes(n) {
+		t.Fatalf("%s: plan %+v, %v", b.Name(), cfg, err)
+	}
+	res, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: st.DefinesOn(d)})
+	if err != nil {
+		t.Fatalf("%s: %v", b.Name(), err)
+	}
+	dynamic := strings.Contains(res.PTX, ".extern .shared")
+	static := compile.StaticSharedBytes(res.PTX)
+	stages := n * b.StageBytes()
+	if dynamic != (cfg.SharedBytes > 0) || (dynamic && static != 0) || (!dynamic && static != stages) {
+		t.Errorf("%s (%d stages): dynamic shared memory %v, static %d bytes; the plan asks for %d dynamic (stages %d bytes)",
+			b.Name(), n, dynamic, static, cfg.SharedBytes, stages)
 	}
 }
 
@@ -179,7 +417,7 @@ func TestBankConflictCounts(t *testing.T) {
 		"A tile load As[(trow*8+i)*8 + k] (i = k = 0)":            "2-way",
 		"A tile store As[(a_c+0)*128 + a_r] (transposed)":         "2-way",
 		"A tile store As[(a_c+0)*132 + a_r] (transposed, padded)": "none",
-		"A tile load As[(wm+lm+8i)*20 + kc .. +3] (a float4)":     "none",
+		"A tile load As[(wm+lm+8i)*36 + kc .. +3] (a float4)":     "none",
 		"B fragment Bs[(ks+t)*136 + wn + 8j + g]":                 "none",
 		"B fragment Bs[(ks+t)*128 + wn + 8j + g] (no padding)":    "4-way",
 	}

@@ -25,13 +25,28 @@ type Step struct {
 	// same file), and the product kernel takes (Ahi, Alo, Bhi, Blo, C, M, N, K).
 	Split bool
 	// SplitK: the step may cut K into slices (its plan's grid depth); the kernel then takes
-	// (A, B, W, M, N, K, kTiles) and mm_sum_slices (in the same file) adds the slices of W into C.
+	// (A, B, C, W, M, N, K, kTiles): the slices' partial products go to the workspace W and
+	// mm_sum_slices (in the same file) adds them up into C, or, in a build with CLUSTER_K, the
+	// slices are the blocks of a cluster and add themselves up on chip.
 	SplitK bool
-	// StageBytes is the shared memory of one pipeline stage of a tensor-core step (its files take
-	// the depth as -DSTAGES, 3 by default); 0 for a step that is not pipelined.
+	// StageBytes is the shared memory of one pipeline stage of a step whose depth follows the GPU:
+	// step 7 and the tensor-core steps (their files take the depth as -DSTAGES, 3 by default); 0
+	// for a step that is not pipelined or whose build fixes its depth.
 	StageBytes int
 	// Plan returns the launch for shape s on device d, or why the kernel cannot take s.
 	Plan func(s Shape, d gpu.DeviceInfo) (gpu.Config, error)
+	// Shaped, when not nil, is the build the step runs on shape s on d (For): the any-shape step's
+	// tile is a define chosen by the shape. Nil for a step with one build.
+	Shaped func(s Shape, d gpu.DeviceInfo) Step
+}
+
+// For is the build of the step that runs shape s on d: Shaped's when the step has it, else the
+// step itself. Launcher, Report and CompileReport compile this build.
+func (st Step) For(s Shape, d gpu.DeviceInfo) Step {
+	if st.Shaped == nil {
+		return st
+	}
+	return st.Shaped(s, d)
 }
 
 // Tol is the step's tolerance for dot products of length K (tolerance.go).
@@ -77,7 +92,8 @@ const (
 	MinStages = 2
 )
 
-// StagesOn is the pipeline depth a tensor-core step runs with on d: 3 where 3 stages of shared
+// StagesOn is the pipeline depth a pipelined step (step 7, the tensor-core steps) runs with on d: 3
+// where 3 stages of shared
 // memory fit in a block (H100, A100), 2 where only 2 do (the 99 KiB of compute capability 8.6 and
 // 8.9: A10, RTX 3090, L4, RTX 4090), 0 where not even 2 do. It is MaxStages for a step that is not
 // pipelined and for a device whose limit is not known.
@@ -102,7 +118,7 @@ func (st Step) DefinesOn(d gpu.DeviceInfo) []string {
 	return st.Defines
 }
 
-// DepthNote says which pipeline depth a tensor-core step runs with on d, and why when it is not the
+// DepthNote says which pipeline depth a pipelined step runs with on d, and why when it is not the
 // default; "" for a step that is not pipelined.
 func (st Step) DepthNote(d gpu.DeviceInfo) string {
 	if st.StageBytes == 0 {
@@ -174,14 +190,7 @@ var Steps = []Step{
 	{Name: "6 vectorized", File: "6_vectorized.cu", Kernel: "mm_vectorized", DType: "float32",
 		Idea: "float4 loads, A tile transposed and padded: no bank conflicts",
 		Plan: tiled("6 vectorized", 128, 128, 8, 256)},
-	{Name: "7 warp tile", File: "7_warptile.cu", Kernel: "mm_warptile", DType: "float32",
-		Idea: "64x32 warp tiles, cp.async double buffering, conflict-free float4 shared loads",
-		Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
-			if err := needSM80("7 warp tile", d); err != nil {
-				return gpu.Config{}, err
-			}
-			return tiled("7 warp tile", 128, 128, 16, 256)(s, d)
-		}},
+	WarpTileBuild{}.Step(),
 	{Name: "8 tensor core tf32", File: "8_tf32_mma.cu", Kernel: "mm_tf32", DType: "tf32", StageBytes: TF32Stage,
 		Idea: "mma.sync m16n8k8 TF32, 3-stage cp.async pipeline: TF32 accuracy",
 		Plan: pipelined("8 tensor core tf32", 32, TF32Stage)},
@@ -222,45 +231,10 @@ var HiOnly = Step{Name: "fp16 only (hi x hi)", File: "9_split.cu", Kernel: "mm_s
 // Fallback is the step that takes any shape on every GPU.
 var Fallback = Steps[2]
 
-// AnyShape is step 7 with predicated edge tiles: loads past the edges zero-filled, stores masked,
-// rows that are not 16-byte aligned copied float by float. It takes any M, N, K at step 7's rate
-// but for the partial tiles, and is what Multiply runs, on compute capability 8.0 and newer
-// (cp.async), on a shape no tiled step takes. It is not a rung of the ladder: the lesson measures
-// it on the awkward shapes beside cuBLAS.
-var AnyShape = Step{Name: "7b any shape", File: "7b_any_shape.cu", Kernel: "mm_warptile_any", DType: "float32", SplitK: true,
-	Idea: "step 7 with zero-filled loads past the edges and masked stores, K split over idle SMs: any M, N, K",
-	Plan: func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
-		if err := needSM80("7b any shape", d); err != nil {
-			return gpu.Config{}, err
-		}
-		g := grid2(s, 128, 128)
-		g.Z = SplitKSlices(s, d)
-		return gpu.Config{Grid: g, Block: gpu.D1(256)}, nil
-	}}
-
-// AnyShapeBK is the k depth of the any-shape step's tiles.
-const AnyShapeBK = 16
-
-// SplitKSlices is how many slices of K the any-shape step cuts s into on d: 1 when its 128 x 128
-// tiles alone give two blocks per SM, else enough slices for that, each at least 2 k tiles deep
-// (1 on a device whose SM count is not known).
-func SplitKSlices(s Shape, d gpu.DeviceInfo) int {
-	blocks := gpu.CeilDiv(s.N, 128) * gpu.CeilDiv(s.M, 128)
-	tiles := gpu.CeilDiv(s.K, AnyShapeBK)
-	if d.SMs <= 0 || blocks >= 2*d.SMs || tiles < 4 {
-		return 1
-	}
-	n := min(gpu.CeilDiv(2*d.SMs, blocks), tiles/2)
-	return gpu.CeilDiv(tiles, gpu.CeilDiv(tiles, n)) // no slice left empty
-}
-
-// SmallK is the depth below which a product is all output: Multiply runs step 2 on it (a thread per
-// output, C written at nearly the copy bandwidth) rather than tiles of 16 k that are mostly zeros.
-const SmallK = 8
-
-// StepByName finds a step of the ladder or a variant by its name or its number prefix ("7", "8b").
+// StepByName finds a step of the ladder, a variant, the any-shape or the thin-K step by its name or
+// its number prefix ("7", "8b", "7c").
 func StepByName(name string) (Step, error) {
-	all := append(append(append([]Step{}, Steps...), Variants...), AnyShape)
+	all := append(append(append([]Step{}, Steps...), Variants...), AnyShape, ThinK)
 	for _, s := range all {
 		if s.Name == name {
 			return s, nil
@@ -301,26 +275,34 @@ func (st Step) Validate(s Shape, d gpu.DeviceInfo) error {
 	return err
 }
 
-// Pick is the fastest step of the ladder that takes s on d: the last one whose plan accepts it,
-// skipping the TF32 step when accurate is true (float32 accuracy asked for) and the fp16 split when
-// fp16Safe is false (an input at or over fp16's largest value, 65504, would overflow its high part);
-// when none does, step 2 on a product less than SmallK deep, else AnyShape, or the shared-memory step
-// on a GPU without cp.async.
+// Pick is the fastest step that takes s on d: the last step of the ladder from 7 on (the cp.async
+// steps) whose plan accepts it, skipping the TF32 step when accurate is true (float32 accuracy asked
+// for) and the fp16 split when fp16Safe is false (an input at or over fp16's largest value, 65504,
+// would overflow its high part); when none does, ThinK on a product less than SmallK deep (on every
+// GPU), else AnyShape, which is step 7 for any shape (a K that is not a multiple of step 7's 32
+// included: it runs ahead of steps 4 to 6 wherever it runs); on a GPU without cp.async, the last of
+// steps 4 to 6 that takes s, else the shared-memory step.
 func Pick(s Shape, d gpu.DeviceInfo, accurate, fp16Safe bool) Step {
 	for i := len(Steps) - 1; i > 2; i-- {
 		st := Steps[i]
 		if (accurate && st.DType == "tf32") || (!fp16Safe && st.DType == "fp16x3") {
 			continue
 		}
+		if i < warpTileIndex && s.K >= SmallK && AnyShape.Validate(s, d) == nil {
+			return AnyShape // steps 4 to 6 take no product less than SmallK deep: ThinK runs those
+		}
 		if st.Validate(s, d) == nil {
 			return st
 		}
 	}
 	if s.K < SmallK {
-		return Steps[1]
+		return ThinK
 	}
 	if AnyShape.Validate(s, d) == nil {
 		return AnyShape
 	}
 	return Fallback
 }
+
+// warpTileIndex is step 7's place in Steps: the first step with cp.async.
+const warpTileIndex = 6
