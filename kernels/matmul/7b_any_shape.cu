@@ -48,7 +48,8 @@
 // are step 7's (in its first form: this file keeps 2 stages of 16-deep k tiles).
 //
 // Launch: block BM * BN / 64 (128 for 64 x 128, 64 for 64 x 64); grid (ceil(N/BN), ceil(M/BM), S),
-// kTiles = ceil(ceil(K/16) / S); with S = 1 or CLUSTER_K = S, W is not touched (null is fine);
+// kTiles = ceil(ceil(K/16) / S) (the last slices may be empty: they add zeros); with S = 1 or
+// CLUSTER_K = S, W is not touched (null is fine);
 // otherwise W holds S * M * N floats, then mm_sum_slices over the M * N outputs. Limits: any M, N,
 // K >= 1; A, B, C 16-byte aligned (their rows need not be); BM 64 or 128, BN 32, 64 or 128;
 // CLUSTER_K only where BM * BN floats fit in the stages' shared memory (64 x 64 and 64 x 32).
@@ -204,8 +205,8 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS, BLOCKS_PER_SM
 
     float acc[8][8] = {{0.0f}};
     const int kBase = blockIdx.z * kTiles * BK;
-    const int tiles = min(kTiles, (K - kBase + BK - 1) / BK);
-    load(0, kBase);
+    const int tiles = min(kTiles, (K - kBase + BK - 1) / BK);  // 0 or less: a slice past K (its sum is 0)
+    if (tiles > 0) load(0, kBase);
     for (int t = 0; t < tiles; ++t) {
         const int s = t & 1;
         if (t + 1 < tiles) {
@@ -244,8 +245,9 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS, BLOCKS_PER_SM
     const int r0 = row0 + wm + lm, c0 = col0 + wn + 4 * ln;
 #if CLUSTER_K > 1
     // Split K on chip: this block's partial tile into its own shared memory (the stages are free:
-    // the loop ended on a barrier), then, after the cluster's barrier, block q adds up its share of
-    // the tile's rows from the S blocks in slice order and writes them to C.
+    // the loop ended on a barrier, and a slice past K issued no copy), then, after the cluster's
+    // barrier, block q adds up its share of the tile's rows from the S blocks in slice order and
+    // writes them to C.
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
