@@ -93,10 +93,9 @@ const (
 )
 
 // StagesOn is the pipeline depth a pipelined step (step 7, the tensor-core steps) runs with on d: 3
-// where 3 stages of shared
-// memory fit in a block (H100, A100), 2 where only 2 do (the 99 KiB of compute capability 8.6 and
-// 8.9: A10, RTX 3090, L4, RTX 4090), 0 where not even 2 do. It is MaxStages for a step that is not
-// pipelined and for a device whose limit is not known.
+// where 3 stages of shared memory fit in a block (H100, A100), 2 where only 2 do (the 99 KiB of
+// compute capability 8.6 and 8.9: A10, RTX 3090, L4, RTX 4090), 0 where not even 2 do. It is
+// MaxStages for a step that is not pipelined and for a device whose limit is not known.
 func (st Step) StagesOn(d gpu.DeviceInfo) int {
 	lim := d.MaxSharedPerBlockOptin
 	if st.StageBytes == 0 || lim == 0 {
