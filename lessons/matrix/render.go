@@ -106,7 +106,7 @@ func Markdown(f *File) string {
 		b.WriteString("Not run yet: `go run ./cmd/gpus` on a machine with a GPU writes `results/gpus.json`.\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%s, run on %s (driver %s, CUDA %s, NVRTC %s), %s, %s; each notebook executed through the GoNB kernel by %s with `KERNELS_EMULATE=<profile>`. ",
+	fmt.Fprintf(&b, "%s, run on %s (driver %s, CUDA %s, NVRTC %s), the latest results %s, %s; each notebook executed through the GoNB kernel by %s with `KERNELS_EMULATE=<profile>`. ",
 		f.Mode, f.Host, dash(f.Driver), dash(f.CUDA), dash(f.NVRTC), f.Date, f.Method, f.Runner)
 	b.WriteString("The timings inside such runs are the host's and are not recorded here: this is about what runs, not how fast.")
 	if commits := commitsOf(f); len(commits) > 0 {
