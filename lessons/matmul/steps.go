@@ -145,6 +145,15 @@ func tiled(name string, bm, bn, bk, threads int) func(Shape, gpu.DeviceInfo) (gp
 // pipelined is the plan of a tensor-core step whose stages take stage bytes each: 3 of them where
 // they fit, 2 where only 2 do, refused (naming the limit) where not even 2 do.
 func pipelined(name string, bk, stage int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
+	return pipelinedPlan(name, bk, stage, Step{StageBytes: stage}.StagesOn, func(n int) int { return n * stage })
+}
+
+// pipelinedPlan is the plan of a step of 128 x 128 x bk tiles, 256 threads and a cp.async pipeline
+// whose stages take stage bytes each: it refuses GPUs without cp.async, shapes off the tile, and a
+// depth (depth(d); 0 when not even MinStages fit, which it then refuses at MinStages) over the GPU's
+// shared memory, naming each limit, and launches with dynamic(n) bytes of dynamic shared memory for
+// n stages.
+func pipelinedPlan(name string, bk, stage int, depth func(gpu.DeviceInfo) int, dynamic func(n int) int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
 	return func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
 		if err := needSM80(name, d); err != nil {
 			return gpu.Config{}, err
@@ -152,14 +161,14 @@ func pipelined(name string, bk, stage int) func(Shape, gpu.DeviceInfo) (gpu.Conf
 		if err := needMult(name, s, 128, 128, bk); err != nil {
 			return gpu.Config{}, err
 		}
-		n := Step{StageBytes: stage}.StagesOn(d)
+		n := depth(d)
 		if n == 0 {
 			n = MinStages
 		}
 		if err := needShared(fmt.Sprintf("%s (%d-stage pipeline)", name, n), d, n*stage); err != nil {
 			return gpu.Config{}, err
 		}
-		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256), SharedBytes: n * stage}, nil
+		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256), SharedBytes: dynamic(n)}, nil
 	}
 }
 

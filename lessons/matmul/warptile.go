@@ -102,27 +102,10 @@ func (b WarpTileBuild) Step() Step {
 	return st
 }
 
-// plan refuses GPUs without cp.async, shapes off the 128 x 128 x BK tile and a depth over the GPU's
-// shared memory (naming it), and launches 256 threads a block with the build's dynamic shared memory
-// at its depth on the GPU (StagesOn).
+// plan is the build's pipelined plan (pipelinedPlan): its depth on the GPU (StagesOn), and dynamic
+// shared memory only where its stages are over 48 KiB (SharedBytes).
 func (b WarpTileBuild) plan() func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
-	name, bk := b.Name(), b.bk()
-	return func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
-		if err := needSM80(name, d); err != nil {
-			return gpu.Config{}, err
-		}
-		if err := needMult(name, s, 128, 128, bk); err != nil {
-			return gpu.Config{}, err
-		}
-		n := b.StagesOn(d)
-		if n == 0 {
-			n = MinStages
-		}
-		if err := needShared(fmt.Sprintf("%s (%d-stage pipeline)", name, n), d, n*b.StageBytes()); err != nil {
-			return gpu.Config{}, err
-		}
-		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256), SharedBytes: b.SharedBytes(n)}, nil
-	}
+	return pipelinedPlan(b.Name(), b.bk(), b.StageBytes(), b.StagesOn, b.SharedBytes)
 }
 
 // WarpTileBuilds are the builds of step 7 the tuning test times beside the step itself: every
