@@ -23,6 +23,7 @@ func TestEveryFileCompiles(t *testing.T) {
 		"s8b_cluster_stream.cu":        {"softmax_cluster_stream"},
 		"s9_split_row.cu":              {"softmax_split_stats", "softmax_split_write"},
 		"s10_backward.cu":              {"softmax_bwd_dot", "softmax_bwd_dx"},
+		"s11_grid_ring.cu":             {"softmax_grid_ring"},
 		"l1_block_per_sample.cu":       {"layernorm_block"},
 		"l2_partial_sums.cu":           {"ln_sumsq_partials", "ln_sumsq_normalize"},
 		"l3_welford.cu":                {"ln_welford_partials", "ln_welford_finalize", "ln_normalize"},

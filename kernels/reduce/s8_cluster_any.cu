@@ -23,11 +23,19 @@
 //   - Persistent clusters of 8 and 16 blocks: a new 16-block cluster needs 16 free SMs of one GPC
 //     at the same moment, and waiting for them idles the SMs that are free. Here the largest
 //     clusters are launched only as many as fit at once and loop over the rows.
+//   - One exp per element: the sum pass keeps exp(x - block max) in place of x (registers and
+//     shared memory), and the write multiplies it by exp(block max - row max) / row sum.
+//   - Two blocks per SM: blocks of 512 threads (MAXT) with at most 106 KB of shared memory each,
+//     two of them on an SM (MINB), so one block's reads overlap the other's writes. Step 5's
+//     blocks of 1024 threads hold one per SM. The loops over shared memory are not unrolled:
+//     unrolled, the compiler kept each slot's address in a register and spilled registers to local
+//     memory (up to 136 bytes a thread), which cost up to 5 points of the copy bandwidth.
 // Why it is as fast as step 5: the body still moves as float4s, every load is issued before any
 // is used, and x is read from memory once; the head and tail are at most 6 floats of a row.
 // Launch: grid C * CLUSTER, C = rows, or for 8 and 16 blocks the clusters that fit at once (the
 // driver's cuOccupancyMaxActiveClusters) if fewer; block B threads (a multiple of 32, at most 1024), dynamic shared
-// memory B * SVECS * 16 bytes; compiled with -DCLUSTER=c -DVECS=v -DSVECS=s. The plan picks them
+// memory B * SVECS * 16 bytes; compiled with -DCLUSTER=c -DVECS=v -DSVECS=s -DMAXT=B -DMINB=b
+// (blocks per SM the registers must allow). The plan picks them
 // so that the cluster holds a row: ceil(cols / 4) <= CLUSTER * B * (VECS + SVECS).
 // Limits: cols < 2^31, the row fits the cluster (the plan checks), vec = 1 only when x and y are
 // equally aligned modulo 16 bytes.
@@ -106,12 +114,17 @@ __device__ void stash16(float4 *dst, const float *src) {
 __device__ void stash_wait() { asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory"); }
 
 __device__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
-__device__ float sumexp4(float4 v, float m) { return expf(v.x - m) + expf(v.y - m) + expf(v.z - m) + expf(v.w - m); }
-__device__ float4 scale4(float4 v, float m, float inv) {
-    return make_float4(expf(v.x - m) * inv, expf(v.y - m) * inv, expf(v.z - m) * inv, expf(v.w - m) * inv);
-}
+__device__ float4 exp4(float4 v, float m) { return make_float4(expf(v.x - m), expf(v.y - m), expf(v.z - m), expf(v.w - m)); }
+__device__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+__device__ float4 mul4(float4 v, float f) { return make_float4(v.x * f, v.y * f, v.z * f, v.w * f); }
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(1024)
+#ifndef MAXT
+#define MAXT 1024  // the most threads a block has
+#endif
+#ifndef MINB
+#define MINB 1  // the blocks an SM must hold at once (the compiler caps registers to match)
+#endif
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(MAXT, MINB)
 softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows, int cols, int vec) {
     extern __shared__ float4 stash[];  // SVECS float4s per thread: stash[i * blockDim.x + threadIdx.x]
     __shared__ float sh[32];
@@ -133,13 +146,13 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
         const float *xb = xr + head;
         float *yb = yr + head;
 
-        float4 v[VECS];
+        float4 v[VECS > 0 ? VECS : 1];
 #pragma unroll
         for (int i = 0; i < VECS; ++i) {  // all loads issued before any is used
             const int j = base + i * B;
             v[i] = j < n4 ? load4(xb + 4 * j, vec) : none;
         }
-#pragma unroll
+#pragma unroll 1
         for (int i = 0; i < SVECS; ++i) {  // straight to shared memory when 16-byte aligned
             const int j = base + (VECS + i) * B;
             if (j < n4 && vec)
@@ -159,16 +172,23 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
 #pragma unroll
         for (int i = 0; i < VECS; ++i) m = fmaxf(m, max4(v[i]));
         if (SVECS > 0) stash_wait();  // this thread's copies have landed (it reads only its own)
-#pragma unroll
+#pragma unroll 1
         for (int i = 0; i < SVECS; ++i) m = fmaxf(m, max4(stash[i * B + threadIdx.x]));
         m = block_reduce(m, 0, sh);
         float s = 0.f;
         if (m != -INFINITY) {  // a block past the row's end has nothing (exp(-inf - -inf) would be NaN)
             if (e >= 0) s = expf(ev - m);
 #pragma unroll
-            for (int i = 0; i < VECS; ++i) s += sumexp4(v[i], m);
-#pragma unroll
-            for (int i = 0; i < SVECS; ++i) s += sumexp4(stash[i * B + threadIdx.x], m);
+            for (int i = 0; i < VECS; ++i) {
+                v[i] = exp4(v[i], m);
+                s += sum4(v[i]);
+            }
+#pragma unroll 1
+            for (int i = 0; i < SVECS; ++i) {
+                const float4 t = exp4(stash[i * B + threadIdx.x], m);
+                stash[i * B + threadIdx.x] = t;
+                s += sum4(t);
+            }
         }
         s = block_reduce(s, 1, sh);
         if (threadIdx.x == 0) {
@@ -195,15 +215,16 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
         if (row + gridDim.x / CLUSTER >= rows) cluster_sync();
         const float inv = 1.f / S;
         if (e >= 0) __stcs(yr + e, expf(ev - M) * inv);
+        const float f = m == -INFINITY ? 0.f : expf(m - M) * inv;
 #pragma unroll
         for (int i = 0; i < VECS; ++i) {
             const int j = base + i * B;
-            if (j < n4) store4(yb + 4 * j, scale4(v[i], M, inv), vec);
+            if (j < n4) store4(yb + 4 * j, mul4(v[i], f), vec);
         }
-#pragma unroll
+#pragma unroll 1
         for (int i = 0; i < SVECS; ++i) {
             const int j = base + (VECS + i) * B;
-            if (j < n4) store4(yb + 4 * j, scale4(stash[i * B + threadIdx.x], M, inv), vec);
+            if (j < n4) store4(yb + 4 * j, mul4(stash[i * B + threadIdx.x], f), vec);
         }
     }
 }

@@ -276,14 +276,14 @@ func (b backend) openSoftmax(p kb.Problem) (kb.Impl, error) {
 		return m.fail(err)
 	}
 	rows, cols := p.Out[0], p.Out[1]
-	run, step, free, err := reduce.SoftmaxLauncher(b.env, m.tensors[0], m.out, rows, cols)
+	run, step, verify, free, err := reduce.SoftmaxLauncher(b.env, m.tensors[0], m.out, rows, cols)
 	if err != nil {
 		return m.fail(fmt.Errorf("%s, softmax: %w", p.ID(), err))
 	}
 	if free != nil {
 		m.frees = append(m.frees, free)
 	}
-	m.add(kb.Variant{Name: step, DType: "float32", Tol: reduce.SoftmaxTolerance(reduce.F32, nil)}, run, nil)
+	m.add(kb.Variant{Name: step, DType: "float32", Tol: reduce.SoftmaxTolerance(reduce.F32, nil)}, run, verify)
 	m.work = reduce.SoftmaxWork(reduce.F32, rows, cols)
 	return m, nil
 }

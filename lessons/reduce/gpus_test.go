@@ -13,12 +13,13 @@ import (
 )
 
 // The cluster steps need 9.0 (every GPU before the H100 refuses them, the online step running
-// instead of step 5 and the split-row step instead of step 8); the grid-resident step needs 8.0 and, at the article's 4M-float samples, the shared
+// instead of step 5 and the split-row step instead of step 8); the grid ring (step 11) needs 8.0
+// (the T4 runs the split-row step instead); the grid-resident step needs 8.0 and, at the article's 4M-float samples, the shared
 // memory of enough SMs: the A100's 108 x 163 KiB hold one, the 8.6 and 8.9 GPUs' 99 KiB SMs do not.
 func TestStepsOnProfiles(t *testing.T) {
-	cluster, anyLen, stream, grid := SoftmaxSteps[4].Name, SoftmaxSteps[7].Name, SoftmaxSteps[8].Name, LNSteps[5].Name
+	cluster, anyLen, stream, ring, grid := SoftmaxSteps[4].Name, SoftmaxSteps[7].Name, SoftmaxSteps[8].Name, SoftmaxSteps[10].Name, LNSteps[5].Name
 	want := map[string][]string{
-		"t4": {cluster, anyLen, stream, grid}, "a100-80": {cluster, anyLen, stream}, "a10": {cluster, anyLen, stream, grid}, "rtx3090": {cluster, anyLen, stream, grid},
+		"t4": {cluster, anyLen, stream, ring, grid}, "a100-80": {cluster, anyLen, stream}, "a10": {cluster, anyLen, stream, grid}, "rtx3090": {cluster, anyLen, stream, grid},
 		"l4": {cluster, anyLen, stream, grid}, "rtx4090": {cluster, anyLen, stream, grid}, "h100-sxm": nil,
 	}
 	why := map[string]string{"t4": "compute capability 8.0", "a10": "SMs", "rtx3090": "SMs", "l4": "SMs", "rtx4090": "SMs"}
@@ -43,6 +44,10 @@ func TestStepsOnProfiles(t *testing.T) {
 				}
 			case anyLen, stream:
 				if !strings.Contains(c.Refused, "compute capability 9.0") || c.Instead != SoftmaxSteps[9].Name {
+					t.Errorf("%s: %s refused as %q, instead %q", key, c.Step, c.Refused, c.Instead)
+				}
+			case ring:
+				if !strings.Contains(c.Refused, "compute capability 8.0") || c.Instead != SoftmaxSteps[9].Name {
 					t.Errorf("%s: %s refused as %q, instead %q", key, c.Step, c.Refused, c.Instead)
 				}
 			case grid:
@@ -109,6 +114,7 @@ func TestDeclaredNeeds(t *testing.T) {
 		"s5_cluster.cu":         {90, "sm_90", "sm_89", []string{"CLUSTER=2", "VECS=8"}},
 		"s8_cluster_any.cu":     {90, "sm_90", "sm_89", []string{"CLUSTER=16", "VECS=8", "SVECS=4"}},
 		"s8b_cluster_stream.cu": {90, "sm_90", "sm_89", []string{"CLUSTER=8"}},
+		"s11_grid_ring.cu":      {80, "sm_80", "sm_75", nil},
 		"l6_grid_resident.cu":   {80, "sm_80", "sm_75", nil},
 	}
 	for _, f := range kr.Files() {

@@ -420,16 +420,16 @@ func TestStepFiveShiftedSums(t *testing.T) {
 	}
 }
 
-// Step 8's plan on the H100: registers while one block holds the row, then 8 float4s per thread
-// in shared memory in the smallest cluster that holds the row; then 12 and 16 blocks; past that,
-// all the shared memory of 16 blocks; longer rows are refused naming the limit.
+// Step 8's plan on the H100: registers while one block holds the row, then up to 13 float4s per
+// thread in shared memory in the smallest cluster that holds the row; then 12 and 16 blocks; past
+// that, all the shared memory of 16 blocks; longer rows are refused naming the limit.
 func TestPlanClusterAny(t *testing.T) {
 	for _, c := range []struct {
 		cols            int
 		cluster, stash  int
 		persistent, big bool
-	}{{4099, 1, 0, false, false}, {65536, 1, 8, false, false}, {262144, 4, 8, false, false}, {393216, 6, 8, false, false},
-		{524288, 8, 8, false, false}, {786432, 12, 8, false, true}, {1048576, 16, 8, true, true}, {1400000, 16, 14, true, true}} {
+	}{{4099, 1, 0, false, false}, {32768, 1, 0, false, false}, {32772, 1, 13, false, false}, {65536, 2, 12, false, false}, {262144, 8, 12, false, false}, {393216, 12, 12, false, true},
+		{524288, 16, 12, true, true}, {786432, 16, 20, true, true}, {1048576, 16, 28, true, true}} {
 		l, err := PlanClusterAny(softmaxIn(F32, 3, c.cols, true), DefaultClusterPolicy)
 		if err != nil {
 			t.Fatalf("cols %d: %v", c.cols, err)
@@ -437,7 +437,11 @@ func TestPlanClusterAny(t *testing.T) {
 		if l.Cluster != c.cluster || l.Defines[2] != fmt.Sprintf("SVECS=%d", c.stash) || l.Persistent != c.persistent || l.LargeCluster != c.big {
 			t.Errorf("cols %d: %+v, want cluster %d, %d float4s in shared memory", c.cols, l, c.cluster, c.stash)
 		}
-		if got := l.Cluster * l.Block * (ClusterVecs + c.stash) * 4; got < c.cols || l.Shared != c.stash*l.Block*16 {
+		vecs := DefaultClusterPolicy.Vecs
+		if c.cols <= 32768 {
+			vecs = DefaultClusterPolicy.RegisterVecs
+		}
+		if got := l.Cluster * l.Block * (vecs + c.stash) * 4; got < c.cols || l.Shared != c.stash*l.Block*16 {
 			t.Errorf("cols %d: the launch holds %d floats with %d bytes of shared memory", c.cols, got, l.Shared)
 		}
 	}
@@ -447,7 +451,8 @@ func TestPlanClusterAny(t *testing.T) {
 	for _, c := range []struct {
 		cols int
 		want SoftmaxStep
-	}{{1000, SoftmaxSteps[5]}, {50257, SoftmaxSteps[7]}, {524288, SoftmaxSteps[7]}, {786432, SoftmaxSteps[9]}} {
+	}{{1000, SoftmaxSteps[5]}, {50257, SoftmaxSteps[7]}, {262144, SoftmaxSteps[7]}, {262148, SoftmaxSteps[10]}, {1048576, SoftmaxSteps[10]},
+		{4000000, SoftmaxSteps[9]}} {
 		if got := PickSoftmax(softmaxIn(F32, 64, c.cols, true)); got.Name != c.want.Name {
 			t.Errorf("the op on rows of %d picks %s, want %s", c.cols, got.Name, c.want.Name)
 		}

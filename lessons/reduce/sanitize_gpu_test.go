@@ -52,7 +52,7 @@ func TestSanitize(t *testing.T) {
 	for i, sh := range [][3]int{{2, 32772, 0}, {1, 65540, 0}, {1, 131076, 0}} {
 		ran = append(ran, softmaxStepsOn(t, env, sh, uint64(110+i), SoftmaxSteps[4:5])...)
 	}
-	// Steps 8, 8b and 9 on long and odd rows: step 8's 3-block clusters with part of each row in
+	// Steps 8, 8b and 9 on long and odd rows: step 8's 4-block clusters with part of each row in
 	// shared memory, its persistent 16-block clusters walking more rows than fit at once (7 on an
 	// H100; a view off 16 bytes), step 8b's row loop (more rows than clusters), and all three at
 	// different offsets of x and y.
@@ -62,7 +62,26 @@ func TestSanitize(t *testing.T) {
 	}{{[3]int{20, 131077, 0}, SoftmaxSteps[7:8]}, {[3]int{8, 786433, 1}, SoftmaxSteps[7:8]}, {[3]int{40, 4099, 1}, SoftmaxSteps[8:10]}} {
 		ran = append(ran, softmaxStepsOn(t, env, c.sh, uint64(115+i), c.steps)...)
 	}
-	for i, s := range SoftmaxSteps[7:10] {
+	// Step 11 in teams of several blocks walking more rows than their mailbox holds (slices of 4 KB:
+	// teams of 20 blocks, 7 rows each, a ring of 4 and a mailbox of 6 rows), on a view off 16 bytes.
+	ring, err := NewSoftmaxProblem(env, F32, 40, 20011, 117, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanGridRing(ring.Input(), RingPolicy{Threads: 256, SliceBytes: 4 << 10, MinTeams: 3, MaxSlots: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, plan, _, err := ring.LaunchPlan(SoftmaxSteps[10], "", plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ring.CheckRun(run); err != nil || !res.OK || ring.RingFailed() != nil || plan.Team < 2 {
+		t.Errorf("step 11 in teams (%s): %v %v %v", plan.Note, err, res.Err(), ring.RingFailed())
+	}
+	ring.Free()
+	ran = append(ran, softmaxVariant(plan))
+	for i, s := range SoftmaxSteps[7:11] {
 		res, plan, err := unequalOffsets(env, s, 3, 4099, uint64(118+i))
 		if err != nil || !res.OK {
 			t.Errorf("%s at unequal offsets: %v %v", s.Name, err, res.Err())
@@ -208,11 +227,14 @@ func sanitizeVariants() []string {
 	for c := 1; c <= MaxCluster; c *= 2 {
 		want = append(want, sm("softmax_cluster", -1, fmt.Sprintf("CLUSTER=%d", c), fmt.Sprintf("VECS=%d", ClusterVecs)))
 	}
-	for _, def := range [][]string{{"CLUSTER=1", "VECS=8", "SVECS=0"}, {"CLUSTER=3", "VECS=8", "SVECS=3"}, {"CLUSTER=16", "VECS=8", "SVECS=5"}} {
+	regs := []string{"CLUSTER=1", "VECS=8", "SVECS=0", "MAXT=1024", "MINB=1"} // a row in one block's registers
+	for _, def := range [][]string{regs, {"CLUSTER=4", "VECS=4", "SVECS=13", "MAXT=512", "MINB=2"}, {"CLUSTER=16", "VECS=4", "SVECS=21", "MAXT=512", "MINB=2"}} {
 		want = append(want, sm("softmax_cluster_any", 1, def...))
 	}
-	want = append(want, sm("softmax_cluster_any", 0, "CLUSTER=1", "VECS=8", "SVECS=0"), sm("softmax_cluster_stream", 1, "CLUSTER=8"),
-		sm("softmax_cluster_stream", 0, "CLUSTER=8"), sm("softmax_split_stats", 1), sm("softmax_split_stats", 0))
+	ring := []string{"THREADS=512", "SLOTS=4", "LAG=2", "ELEMS=1"}
+	want = append(want, sm("softmax_cluster_any", 0, regs...), sm("softmax_cluster_stream", 1, "CLUSTER=8"),
+		sm("softmax_cluster_stream", 0, "CLUSTER=8"), sm("softmax_split_stats", 1), sm("softmax_split_stats", 0),
+		sm("softmax_grid_ring", 1, ring...), sm("softmax_grid_ring", 0, ring...))
 	for _, x := range Exercises {
 		want = append(want, sm(x.Kernel, -1))
 	}

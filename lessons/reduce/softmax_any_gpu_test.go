@@ -10,36 +10,44 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"github.com/cudalessons/cudalessons/helpers/torch"
+	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
 
-// anyLengthShapes reach every path of steps 8 and 9: lengths off every multiple of 4 (each row then
-// starts at another offset from 16 bytes, so the head changes from row to row), shorter than one
-// float4, views off 16 bytes (offset 1 and 3), every cluster size, and rows past registers into
+// anyLengthShapes reach every path of steps 8, 9 and 11: lengths off every multiple of 4 (each row
+// then starts at another offset from 16 bytes, so the head changes from row to row), shorter than
+// one float4, views off 16 bytes (offset 1 and 3), step 8's cluster sizes, rows past registers into
 // shared memory (1,000,003 floats: a 16-block cluster with a stash) and past the largest cluster
-// (1,500,001: step 8 refuses, step 9 takes it).
+// (1,500,001: step 8 refuses, steps 9 and 11 take it), and step 11's rings of 2 and 4 slices and
+// teams of one block.
 var anyLengthShapes = [][3]int{{3, 1, 0}, {4, 3, 1}, {5, 7, 3}, {3, 1025, 0}, {4, 4099, 1}, {3, 32771, 0}, {2, 65539, 3},
-	{2, 131075, 0}, {2, 200001, 0}, {2, 262147, 1}, {1, 524291, 0}, {2, 1000003, 1}, {1, 1500001, 0}}
+	{2, 131075, 0}, {2, 200001, 0}, {2, 262147, 1}, {2, 393219, 1}, {1, 524291, 0}, {2, 1000003, 1}, {1, 1500001, 0}}
 
-// Steps 8 and 9 on every shape, checked element by element on NaN-poisoned outputs.
+// Steps 8, 8b, 9 and 11 on every shape, checked element by element on NaN-poisoned outputs.
 func TestAnyLengthSteps(t *testing.T) {
 	env := labtest.Open(t)
 	seen := map[string]bool{}
 	for i, sh := range anyLengthShapes {
-		for _, v := range softmaxStepsOn(t, env, sh, uint64(300+i), SoftmaxSteps[7:10]) {
+		for _, v := range softmaxStepsOn(t, env, sh, uint64(300+i), SoftmaxSteps[7:11]) {
 			seen[v] = true
 		}
 	}
+	for _, def := range []string{"SLOTS=2", "SLOTS=4", "ELEMS=1"} { // step 11's rings, and single-block teams
+		if !seenDefine(seen, def) {
+			t.Errorf("step 11 never ran with %s: %v", def, seen)
+		}
+	}
 	if env.Session.Device.CC() >= 90 {
-		for _, c := range []int{1, 2, 3, 4, 5, 12, 16} {
+		for _, c := range []int{1, 2, 4, 6, 8, 12, 16} {
 			if !seenDefine(seen, fmt.Sprintf("CLUSTER=%d", c)) {
 				t.Errorf("step 8 never ran a cluster of %d: %v", c, seen)
 			}
 		}
-		if !seenDefine(seen, "SVECS=0") || !seenDefine(seen, "SVECS=8") {
+		if !seenDefine(seen, "SVECS=0") || !seenDefine(seen, "SVECS=13") {
 			t.Errorf("step 8 never held a row in registers alone, or never part of it in shared memory: %v", seen)
 		}
 	}
@@ -54,13 +62,13 @@ func seenDefine(seen map[string]bool, def string) bool {
 	return false
 }
 
-// x and y at different offsets from 16 bytes (x one float in, y two): steps 8 and 9 move single
-// floats (vec = 0) and are still right; the float4 steps refuse.
+// x and y at different offsets from 16 bytes (x one float in, y two): steps 8, 8b, 9 and 11 move
+// single floats (vec = 0) and are still right; the float4 steps refuse.
 func TestAnyLengthUnequalOffsets(t *testing.T) {
 	env := labtest.Open(t)
 	for i, c := range [][2]int{{3, 4099}, {2, 70001}, {1, 600001}} {
 		rows, cols := c[0], c[1]
-		for _, s := range SoftmaxSteps[7:10] {
+		for _, s := range SoftmaxSteps[7:11] {
 			res, plan, err := unequalOffsets(env, s, rows, cols, uint64(400+i))
 			switch {
 			case refused(err):
@@ -103,8 +111,8 @@ func unequalOffsets(env *lab.Env, s SoftmaxStep, rows, cols int, seed uint64) (c
 	return res, plan, err
 }
 
-// The softmax op on every path of its dispatch (step 6, 8 or 9 by length and GPU; step 4 on GPUs
-// without clusters), on views off 16 bytes, and on an input with no element: y and dx against the
+// The softmax op on every path of its dispatch (step 6, 8, 11 or 9 by length and GPU; step 4 on
+// GPUs without clusters), on views off 16 bytes, and on an input with no element: y and dx against the
 // float64 references on NaN-poisoned outputs, then finite-difference gradient checks.
 func TestSoftmaxOp(t *testing.T) {
 	env := labtest.Open(t)
@@ -123,7 +131,7 @@ func TestSoftmaxOp(t *testing.T) {
 		}
 	}
 	if env.Session.Device.CC() >= 90 {
-		for _, s := range []SoftmaxStep{SoftmaxSteps[5], SoftmaxSteps[7], SoftmaxSteps[9]} {
+		for _, s := range []SoftmaxStep{SoftmaxSteps[5], SoftmaxSteps[7], SoftmaxSteps[10], SoftmaxSteps[9]} {
 			if !seen[s.Name] {
 				t.Errorf("the op never ran %s: %v", s.Name, seen)
 			}
@@ -145,8 +153,8 @@ func TestSoftmaxOp(t *testing.T) {
 	}
 }
 
-// KERNELS_TUNE=1: step 8's launch under several policies at long rows, in GB/s and share of the
-// copy bandwidth, to choose DefaultClusterPolicy.
+// KERNELS_TUNE=1: steps 8, 8b and 11 under several policies at long rows, in GB/s and share of
+// the copy bandwidth, to choose DefaultClusterPolicy and DefaultRingPolicy.
 func TestTuneClusterAny(t *testing.T) {
 	if os.Getenv("KERNELS_TUNE") == "" {
 		t.Skip("KERNELS_TUNE not set")
@@ -159,13 +167,13 @@ func TestTuneClusterAny(t *testing.T) {
 	}
 	defer p.Free()
 	t.Logf("copy bandwidth %.0f GB/s", env.Receipt.CopyGBps)
-	for _, cols := range []int{50257, 65536, 131072, 262144, 393216, 524288, 1000003} {
+	for _, cols := range []int{4096, 16384, 32772, 50257, 65536, 262144, 393216, 524288, 1000003, 1048576} {
 		q, err := p.Reshape(total/cols, cols)
 		if err != nil {
 			t.Fatal(err)
 		}
 		bytes := SoftmaxWork(F32, q.Rows, q.Cols).Bytes
-		for _, pol := range []ClusterPolicy{DefaultClusterPolicy, {1024, 8, 14, []int{1, 2, 4, 8, 16}, 8}} {
+		for _, pol := range []ClusterPolicy{DefaultClusterPolicy, {8, 1024, 8, 8, DefaultClusterPolicy.Sizes, 16, 1}} {
 			plan, err := PlanClusterAny(q.Input(), pol)
 			if err != nil {
 				t.Logf("cols %d %+v: %v", cols, pol, err)
@@ -189,6 +197,28 @@ func TestTuneClusterAny(t *testing.T) {
 			}
 			gbs := bytes / (tm.Median * 1e-3) / 1e9
 			t.Logf("TUNE cols %7d %+v: %s; %d regs, %d active clusters: %.3f ms %.0f GB/s %.1f%%", cols, pol, plan.Note, k.Attrs.Registers, active, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+		}
+		for _, pol := range []RingPolicy{DefaultRingPolicy, {256, 48 << 10, 3, 4}, {512, 48 << 10, 2, 4}, {512, 40 << 10, 3, 4}} {
+			plan, err := PlanGridRing(q.Input(), pol)
+			if err != nil {
+				t.Logf("cols %d %+v: %v", cols, pol, err)
+				continue
+			}
+			run, plan, prog, err := q.LaunchPlan(SoftmaxSteps[10], "", plan)
+			if err != nil {
+				t.Fatalf("ring cols %d %+v: %v", cols, pol, err)
+			}
+			if res, err := q.CheckRun(run); err != nil || !res.OK || q.RingFailed() != nil {
+				t.Errorf("ring cols %d %+v: %v %v %v", cols, pol, err, res.Err(), q.RingFailed())
+				continue
+			}
+			k, _ := prog.Kernel(plan.Kernel)
+			tm, err := env.Bench.Time(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gbs := bytes / (tm.Median * 1e-3) / 1e9
+			t.Logf("TUNE cols %7d ring %+v: %s; %d regs, %d B local: %.3f ms %.0f GB/s %.1f%%", cols, pol, plan.Note, k.Attrs.Registers, k.Attrs.LocalBytes, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
 		}
 		for _, pol := range []StreamPolicy{{1024, 8}, {1024, 4}, {512, 8}} {
 			plan := PlanClusterStream(q.Input(), pol)
@@ -256,5 +286,65 @@ func TestTorchBaselineOutOfMemory(t *testing.T) {
 	}
 	if len(run.Select("small")) != 2 {
 		t.Errorf("the small case: %+v", run.Select("small"))
+	}
+}
+
+// Step 11 when its blocks are not all resident (one block more than the SMs, each needing a whole
+// SM's shared memory): the resident ones wait about a second for the missing pair, give up and set
+// the flag, and the host reports it as an error naming the cause; nothing hangs.
+func TestGridRingGivesUp(t *testing.T) {
+	env := labtest.Open(t)
+	sms := env.Session.Device.SMs
+	p, err := NewSoftmaxProblem(env, F32, 2, 4*(sms+1)*1024, 5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	plan, err := PlanGridRing(p.Input(), DefaultRingPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One team of every SM plus one: the extra block waits for an SM to free, while the others wait
+	// for its pair.
+	plan.Team, plan.Grid, plan.Chunk4 = sms+1, sms+1, 1024
+	plan.Shared = stashLimit(env.Session.Device) - ringStatic(plan.Block, 4)
+	plan.Defines = []string{fmt.Sprintf("THREADS=%d", plan.Block), "SLOTS=4", "LAG=2", fmt.Sprintf("ELEMS=%d", gpu.CeilDiv(1024, plan.Block))}
+	plan.Ring = 6
+	src, err := kr.Source(SoftmaxSteps[10].File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := env.BuildWith(src, compile.Options{Defines: plan.Defines}, plan.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel(plan.Kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ringLauncher refuses a grid over the SMs; the launch below goes around it on purpose.
+	if _, err := p.ringLauncher(k, gpu.Config{}, plan); !refused(err) {
+		t.Fatalf("a team of %d blocks on %d SMs: %v, want a refusal", plan.Grid, sms, err)
+	}
+	p.ring, err = gpu.Alloc[uint32](env.Session, 4*plan.Ring*plan.Grid+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mail, _ := p.ring.View(0, 4*plan.Ring*plan.Grid)
+	failed, _ := p.ring.View(4*plan.Ring*plan.Grid, 1)
+	if err := p.ring.Zero(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := gpu.Config{Grid: gpu.D1(plan.Grid), Block: gpu.D1(plan.Block), SharedBytes: plan.Shared}
+	if err := k.Launch(cfg, p.X, p.Y, int32(p.Rows), int32(p.Cols), int32(1), int32(plan.Team), int32(plan.Chunk4), mail, failed); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Session.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.RingFailed(); err == nil || !strings.Contains(err.Error(), "gave up") {
+		t.Errorf("a team that cannot all be resident: %v, want the gave-up error", err)
+	} else {
+		t.Log(err)
 	}
 }

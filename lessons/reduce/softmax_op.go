@@ -14,14 +14,19 @@ import (
 )
 
 // SplitRowsMaxCols is the longest row step 4 takes in the op's dispatch on GPUs without
-// clusters: its second read of a 256 KB row still comes from L2. Longer rows go to step 9.
+// clusters: its second read of a 256 KB row still comes from L2. Longer rows go to step 11.
 const SplitRowsMaxCols = 65536
 
+// ClusterMaxCols is the longest row step 8 takes in the op's dispatch on Hopper; longer rows go to
+// step 11. Measured on the H100 at 1 GB: step 8 93.6% of the copy bandwidth and step 11 92.4% at
+// 262144 floats; at 393216 step 8 86% (a cluster of 12) and step 11 90.6%.
+const ClusterMaxCols = 262144
+
 // PickSoftmax is the step the softmax op runs on an input: 16-bit rows take step 7; float32 rows
-// of at most 1024 take step 6 (a warp per row); on Hopper (clusters) step 8 reads every other row
-// once while a cluster of at most 8 blocks holds it (up to 524288 floats on an H100: 8 blocks of
-// 1024 threads, 16 float4s each); otherwise step 4 takes many moderate rows (one block per row)
-// and step 9 the rest (a row over many blocks).
+// of at most 1024 take step 6 (a warp per row); on Hopper (clusters) step 8 reads rows of up to
+// ClusterMaxCols once; elsewhere step 4 takes many moderate rows (one block per row); longer rows
+// go to step 11 (teams of resident blocks, x read once, compute capability 8.0), and what it
+// refuses (rows past its shared memory, older GPUs) to step 9 (a row over many blocks).
 func PickSoftmax(in SoftmaxInput) SoftmaxStep {
 	if in.DType != F32 {
 		return SoftmaxSteps[6]
@@ -29,15 +34,16 @@ func PickSoftmax(in SoftmaxInput) SoftmaxStep {
 	if in.Cols <= WarpRowMaxCols {
 		return SoftmaxSteps[5]
 	}
-	if in.Device.CC() >= 90 {
-		// Step 8 up to 8-block clusters; its 12- and 16-block clusters measured slower on the H100
-		// than step 9's two reads (about 60% of the copy bandwidth against 65%).
-		if l, err := PlanSoftmax(SoftmaxSteps[7], in); err == nil && l.Cluster <= MaxCluster {
+	if in.Device.CC() >= 90 && in.Cols <= ClusterMaxCols {
+		if _, err := PlanSoftmax(SoftmaxSteps[7], in); err == nil {
 			return SoftmaxSteps[7]
 		}
 	}
-	if in.Cols <= SplitRowsMaxCols && in.Rows >= 2*in.Device.SMs {
+	if in.Device.CC() < 90 && in.Cols <= SplitRowsMaxCols && in.Rows >= 2*in.Device.SMs {
 		return SoftmaxSteps[3]
+	}
+	if _, err := PlanSoftmax(SoftmaxSteps[10], in); err == nil {
+		return SoftmaxSteps[10]
 	}
 	return SoftmaxSteps[9]
 }
@@ -48,23 +54,25 @@ func onBuffers(env *lab.Env, x, y *gpu.Buffer[float32], rows, cols int) *Softmax
 }
 
 // SoftmaxLauncher returns a function that queues softmax over each row of the rows x cols float32
-// x into y with the step PickSoftmax chooses, the step's name, and a function that frees what the
-// launch keeps (step 9's pairs). Shapes no step takes are refused before any launch.
-func SoftmaxLauncher(env *lab.Env, x, y *gpu.Buffer[float32], rows, cols int) (run func() error, step string, free func(), err error) {
+// x into y with the step PickSoftmax chooses, the step's name, a function that says whether the
+// last run failed in a way only the GPU knows (step 11's team gave up waiting: it reads a flag
+// back, so it waits for the run), and a function that frees what the launch keeps (step 9's pairs,
+// step 11's mailbox). Shapes no step takes are refused before any launch.
+func SoftmaxLauncher(env *lab.Env, x, y *gpu.Buffer[float32], rows, cols int) (run func() error, step string, verify func() error, free func(), err error) {
 	if !env.GPU() {
-		return nil, "", nil, fmt.Errorf("softmax: running kernels needs a GPU (%s)", env.Mode)
+		return nil, "", nil, nil, fmt.Errorf("softmax: running kernels needs a GPU (%s)", env.Mode)
 	}
 	if rows*cols > x.Len() || rows*cols > y.Len() {
-		return nil, "", nil, fmt.Errorf("softmax (%d, %d): x holds %d and y %d floats, %d needed", rows, cols, x.Len(), y.Len(), rows*cols)
+		return nil, "", nil, nil, fmt.Errorf("softmax (%d, %d): x holds %d and y %d floats, %d needed", rows, cols, x.Len(), y.Len(), rows*cols)
 	}
 	p := onBuffers(env, x, y, rows, cols)
 	s := PickSoftmax(p.Input())
 	run, _, _, err = p.Launcher(s, "")
 	if err != nil {
 		p.Free()
-		return nil, s.Name, nil, err
+		return nil, s.Name, nil, nil, err
 	}
-	return run, s.Name, p.Free, nil
+	return run, s.Name, p.RingFailed, p.Free, nil
 }
 
 // SoftmaxOp is softmax over the last dimension as an autograd.Function on the GPU, the counterpart
@@ -145,6 +153,9 @@ func (o *SoftmaxOp) Forward(ctx *autograd.Context, in ...*autograd.Tensor) (*aut
 	run, _, _, err := p.Launcher(s, "")
 	if err == nil {
 		err = run()
+	}
+	if err == nil {
+		err = p.RingFailed() // reads one flag back (step 11 only): a team's only failure mode
 	}
 	if err != nil {
 		p.Free()
@@ -381,12 +392,13 @@ func SoftmaxGradCheckGPU(env *lab.Env, shape []int, seed uint64, maxPerInput int
 }
 
 // softmaxOpShapes are the shapes the notebook's op cell and the tests run: each path of the
-// dispatch on an H100 (step 6 for short rows, step 8 up to the largest cluster, step 9 past it),
-// lengths off every multiple of 4, a 3-d x, views off 16 bytes, and no element at all.
+// dispatch on an H100 (step 6 for short rows, step 8 up to ClusterMaxCols, step 11 past it, step 9
+// past what step 11 holds), lengths off every multiple of 4, a 3-d x, views off 16 bytes, and no
+// element at all.
 var softmaxOpShapes = []struct {
 	Shape  []int
 	Offset int
-}{{[]int{4, 8, 768}, 0}, {[]int{3, 1001}, 1}, {[]int{6, 4099}, 0}, {[]int{2, 3, 50257}, 3}, {[]int{2, 1000003}, 1}, {[]int{1, 1500001}, 0}, {[]int{0, 16}, 0}}
+}{{[]int{4, 8, 768}, 0}, {[]int{3, 1001}, 1}, {[]int{6, 4099}, 0}, {[]int{2, 3, 50257}, 3}, {[]int{2, 1000003}, 1}, {[]int{1, 1500001}, 0}, {[]int{1, 4000003}, 0}, {[]int{0, 16}, 0}}
 
 // ShowSoftmaxOp runs the GPU op forward and backward on shapes that take every path of its
 // dispatch, compares y and dx with the float64 references, and runs the finite-difference gradient
