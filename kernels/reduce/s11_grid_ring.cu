@@ -133,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, int cols, int vec, int g, int part4, ulonglong2 *box,
                   unsigned int *failed) {
     extern __shared__ float4 slots[];      // SLOTS slices of part4 float4s
-    __shared__ MS part[WARPS];             // per-warp pairs of this block's slice
+    __shared__ MS part[2][WARPS];          // per-warp pairs of this block's slice, by row parity
     __shared__ MS gathered[32];            // per-warp pairs of the team's blocks
     __shared__ float own[SLOTS][THREADS];  // each thread's max of its elements, per slot
     __shared__ float keep[SLOTS][8];       // head and tail floats (threads 0..5 of rank 0)
@@ -185,11 +185,14 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
                 }
             }
             own[s][threadIdx.x] = m;
+            // Warp 0 merges the warps' pairs after the barrier. The pairs are double-buffered by row
+            // parity: in the first LAG rows no other barrier comes before the warps write the next
+            // row's, and warp 0 may still be reading these.
             MS p = warp_merge(MS{m, t});
-            if (lane == 0) part[warp] = p;
+            if (lane == 0) part[k & 1][warp] = p;
             __syncthreads();
             if (warp == 0) {
-                p = warp_merge(lane < WARPS ? part[lane] : MS{-INFINITY, 0.f});
+                p = warp_merge(lane < WARPS ? part[k & 1][lane] : MS{-INFINITY, 0.f});
                 if (lane == 0) publish(mail + (k % RING) * g + rank, p, (unsigned)(k + 1));
             }
         } else {

@@ -331,7 +331,7 @@ var DefaultRingPolicy = RingPolicy{Threads: 512, SliceBytes: 48 << 10, MinTeams:
 
 // ringStatic is step 11's static shared memory for a ring of slots: each thread's max per slot,
 // the per-warp pairs, the team's pairs, the head and tail floats and a flag.
-func ringStatic(threads, slots int) int { return slots*(4*threads+32) + 8*threads/32 + 8*32 + 16 }
+func ringStatic(threads, slots int) int { return slots*(4*threads+32) + 16*threads/32 + 8*32 + 16 }
 
 // PlanGridRing picks step 11's launch under pol: g blocks per team, the fewest whose slices of
 // about pol.SliceBytes hold a row but at most SMs / pol.MinTeams (more when two slices of a row
