@@ -10,6 +10,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"github.com/cudalessons/cudalessons/helpers/record"
 )
 
@@ -455,6 +456,21 @@ func TestPlanClusterAny(t *testing.T) {
 		{4000000, SoftmaxSteps[9]}} {
 		if got := PickSoftmax(softmaxIn(F32, 64, c.cols, true)); got.Name != c.want.Name {
 			t.Errorf("the op on rows of %d picks %s, want %s", c.cols, got.Name, c.want.Name)
+		}
+	}
+	// Without clusters: step 4 for many moderate rows, step 9 for few, step 11 past ClusterMaxCols
+	// where the GPU has cp.async (8.0) and two slices fit (an L4 holds rows of up to about 693K
+	// floats), step 9 otherwise and on a T4.
+	for _, c := range []struct {
+		profile    string
+		rows, cols int
+		want       SoftmaxStep
+	}{{"a100-80", 1000, 4099, SoftmaxSteps[3]}, {"a100-80", 64, 4099, SoftmaxSteps[9]}, {"a100-80", 64, 524288, SoftmaxSteps[10]},
+		{"l4", 64, 524288, SoftmaxSteps[10]}, {"l4", 64, 1048576, SoftmaxSteps[9]}, {"t4", 64, 524288, SoftmaxSteps[9]}} {
+		in := softmaxIn(F32, c.rows, c.cols, true)
+		in.Device = labtest.ProfileDevice(t, c.profile)
+		if got := PickSoftmax(in); got.Name != c.want.Name {
+			t.Errorf("the op on %s, (%d, %d), picks %s, want %s", c.profile, c.rows, c.cols, got.Name, c.want.Name)
 		}
 	}
 }

@@ -167,8 +167,8 @@ func LNSweep(quick bool) []int {
 }
 
 // sweepSteps are the softmax steps of the sweep, by their place in SoftmaxSteps (1-based: 9 is
-// step 8b, 10 is step 9, 11 is step 11); step 6 only where it applies, and a step that refuses a length (3 and 5
-// need multiples of 4 and step 5 rows it can hold) is skipped there.
+// step 8b, 10 is step 9, 11 is step 11); step 6 only where it applies, and a step that refuses a
+// length (3 and 5 need multiples of 4 and step 5 rows it can hold) is skipped there.
 var sweepSteps = []int{2, 3, 4, 5, 8, 9, 10, 11}
 
 // Run measures the whole lesson.

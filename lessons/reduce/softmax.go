@@ -323,8 +323,9 @@ type RingPolicy struct{ Threads, SliceBytes, MinTeams, MaxSlots int }
 // 2026-11-26, rows of 65536 to 1,048,576 floats at 1 GB): slices of about 48 KB in a ring of 4
 // reached 89-94% of the copy bandwidth from 262144 to 524288 floats, slices of 32 KB 80-91% and of
 // 64 KB (a ring of 3) 87-88%; teams of all 132 blocks (slices of 7 to 31 KB) 16-72%, each row
-// costing every block a few microseconds whatever its slice. Blocks of 512 threads measured 0-4.5
-// points faster than 256 on rows of 262144 floats and more, 128 threads 4-8 points slower. At
+// costing every block a few microseconds whatever its slice. Blocks of 512 threads measured as fast
+// as 256 or faster on rows of 262144 floats and more (within 0.5 points, up to 4.8 ahead at
+// 393216), 128 threads 4-8 points slower. At
 // 1,048,576 floats three teams of 44 blocks (93 KB slices, a ring of 2) reached 87.9%, two teams
 // of 66 87.0% and one team of 132 71.7%.
 var DefaultRingPolicy = RingPolicy{Threads: 512, SliceBytes: 48 << 10, MinTeams: 3, MaxSlots: 4}
@@ -593,7 +594,7 @@ type SoftmaxProblem struct {
 	owned      []Tensor
 	seed       uint64
 	work       *gpu.Buffer[float32] // step 9's pairs
-	ring       *gpu.Buffer[uint32]  // step 11's mailbox and its gave-up flag
+	ring       *gpu.Buffer[uint32]  // step 11's gave-up flag and mailbox
 }
 
 // NewSoftmaxProblem uploads fresh inputs. offset > 0 starts x and y that many elements into their
@@ -764,21 +765,22 @@ func (p *SoftmaxProblem) ringLauncher(k *gpu.Kernel, cfg gpu.Config, plan Softma
 		return nil, &Refusal{fmt.Errorf("softmax step 11 needs one block of %d threads with %d bytes of shared memory on each of %d SMs at once; the driver fits %d per SM (limited by %s)",
 			plan.Block, plan.Shared, plan.Grid, occ.BlocksPerSM, occ.Limiter)}
 	}
-	words := 4 * plan.Ring * plan.Grid // 16 bytes per block and mailbox row
-	if p.ring != nil && p.ring.Len() < words+1 {
+	// The gave-up flag, then (16 bytes on) the mailbox: 16 bytes per block and mailbox row.
+	words := 4 + 4*plan.Ring*plan.Grid
+	if p.ring != nil && p.ring.Len() < words {
 		p.ring.Free()
 		p.ring = nil
 	}
 	if p.ring == nil {
-		if p.ring, err = gpu.Alloc[uint32](p.env.Session, words+1); err != nil {
-			return nil, fmt.Errorf("softmax step 11: allocating its mailbox of %d bytes: %w", 4*(words+1), err)
+		if p.ring, err = gpu.Alloc[uint32](p.env.Session, words); err != nil {
+			return nil, fmt.Errorf("softmax step 11: allocating its mailbox of %d bytes: %w", 4*words, err)
 		}
 	}
-	mail, err := p.ring.View(0, words)
+	failed, err := p.ring.View(0, 1)
 	if err != nil {
 		return nil, err
 	}
-	failed, err := p.ring.View(words, 1)
+	mail, err := p.ring.View(4, words-4)
 	if err != nil {
 		return nil, err
 	}
@@ -798,7 +800,7 @@ func (p *SoftmaxProblem) RingFailed() error {
 	if p.ring == nil {
 		return nil
 	}
-	f, err := p.ring.View(p.ring.Len()-1, 1)
+	f, err := p.ring.View(0, 1)
 	if err != nil {
 		return err
 	}

@@ -326,12 +326,12 @@ func TestGridRingGivesUp(t *testing.T) {
 	if _, err := p.ringLauncher(k, gpu.Config{}, plan); !refused(err) {
 		t.Fatalf("a team of %d blocks on %d SMs: %v, want a refusal", plan.Grid, sms, err)
 	}
-	p.ring, err = gpu.Alloc[uint32](env.Session, 4*plan.Ring*plan.Grid+1)
+	p.ring, err = gpu.Alloc[uint32](env.Session, 4+4*plan.Ring*plan.Grid) // laid out as ringLauncher has it
 	if err != nil {
 		t.Fatal(err)
 	}
-	mail, _ := p.ring.View(0, 4*plan.Ring*plan.Grid)
-	failed, _ := p.ring.View(4*plan.Ring*plan.Grid, 1)
+	failed, _ := p.ring.View(0, 1)
+	mail, _ := p.ring.View(4, 4*plan.Ring*plan.Grid)
 	if err := p.ring.Zero(); err != nil {
 		t.Fatal(err)
 	}

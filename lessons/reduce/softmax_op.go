@@ -14,19 +14,21 @@ import (
 )
 
 // SplitRowsMaxCols is the longest row step 4 takes in the op's dispatch on GPUs without
-// clusters: its second read of a 256 KB row still comes from L2. Longer rows go to step 11.
+// clusters: its second read of a 256 KB row still comes from L2.
 const SplitRowsMaxCols = 65536
 
 // ClusterMaxCols is the longest row step 8 takes in the op's dispatch on Hopper; longer rows go to
-// step 11. Measured on the H100 at 1 GB: step 8 93.6% of the copy bandwidth and step 11 92.4% at
-// 262144 floats; at 393216 step 8 86% (a cluster of 12) and step 11 90.6%.
+// step 11 on any GPU that has it. In the lesson's recorded H100 run (2026-11-26, 1 GB of rows) both
+// reached 93.1% of the copy bandwidth at 262144 floats; at 393216 step 8 (a cluster of 12) 85.6%
+// and step 11 94.4%.
 const ClusterMaxCols = 262144
 
 // PickSoftmax is the step the softmax op runs on an input: 16-bit rows take step 7; float32 rows
 // of at most 1024 take step 6 (a warp per row); on Hopper (clusters) step 8 reads rows of up to
 // ClusterMaxCols once; elsewhere step 4 takes many moderate rows (one block per row); longer rows
-// go to step 11 (teams of resident blocks, x read once, compute capability 8.0), and what it
-// refuses (rows past its shared memory, older GPUs) to step 9 (a row over many blocks).
+// go to step 11 (teams of resident blocks, x read once, compute capability 8.0), and the rest,
+// with what step 11 refuses (rows past its shared memory, older GPUs), to step 9 (a row over many
+// blocks).
 func PickSoftmax(in SoftmaxInput) SoftmaxStep {
 	if in.DType != F32 {
 		return SoftmaxSteps[6]
@@ -34,13 +36,16 @@ func PickSoftmax(in SoftmaxInput) SoftmaxStep {
 	if in.Cols <= WarpRowMaxCols {
 		return SoftmaxSteps[5]
 	}
-	if in.Device.CC() >= 90 && in.Cols <= ClusterMaxCols {
-		if _, err := PlanSoftmax(SoftmaxSteps[7], in); err == nil {
-			return SoftmaxSteps[7]
+	if in.Cols <= ClusterMaxCols {
+		if in.Device.CC() >= 90 {
+			if _, err := PlanSoftmax(SoftmaxSteps[7], in); err == nil {
+				return SoftmaxSteps[7]
+			}
 		}
-	}
-	if in.Device.CC() < 90 && in.Cols <= SplitRowsMaxCols && in.Rows >= 2*in.Device.SMs {
-		return SoftmaxSteps[3]
+		if in.Cols <= SplitRowsMaxCols && in.Rows >= 2*in.Device.SMs {
+			return SoftmaxSteps[3]
+		}
+		return SoftmaxSteps[9]
 	}
 	if _, err := PlanSoftmax(SoftmaxSteps[10], in); err == nil {
 		return SoftmaxSteps[10]
