@@ -173,71 +173,44 @@ func TestTuneClusterAny(t *testing.T) {
 			t.Fatal(err)
 		}
 		bytes := SoftmaxWork(F32, q.Rows, q.Cols).Bytes
-		for _, pol := range []ClusterPolicy{DefaultClusterPolicy, {8, 1024, 8, 8, DefaultClusterPolicy.Sizes, 16, 1}} {
-			plan, err := PlanClusterAny(q.Input(), pol)
+		// tune checks one planned launch of step s, times it and logs it under label.
+		tune := func(s SoftmaxStep, label string, plan SoftmaxLaunch, err error) {
 			if err != nil {
-				t.Logf("cols %d %+v: %v", cols, pol, err)
-				continue
+				t.Logf("cols %d %s: %v", cols, label, err)
+				return
 			}
-			run, plan, prog, err := q.LaunchPlan(SoftmaxSteps[7], "", plan)
+			run, plan, prog, err := q.LaunchPlan(s, "", plan)
 			if err != nil {
-				t.Logf("cols %d %+v: %v", cols, pol, err)
-				continue
+				t.Logf("cols %d %s: %v", cols, label, err)
+				return
 			}
-			res, err := q.CheckRun(run)
-			if err != nil || !res.OK {
-				t.Errorf("cols %d %+v: %v %v", cols, pol, err, res.Err())
-				continue
+			if res, err := q.CheckRun(run); err != nil || !res.OK || q.RingFailed() != nil {
+				t.Errorf("cols %d %s: %v %v %v", cols, label, err, res.Err(), q.RingFailed())
+				return
 			}
 			k, _ := prog.Kernel(plan.Kernel)
-			active, _ := k.MaxActiveClusters(plan.Grid, plan.Block, plan.Shared)
+			active := 0
+			if plan.Cluster > 0 {
+				active, _ = k.MaxActiveClusters(plan.Grid, plan.Block, plan.Shared)
+			}
 			tm, err := env.Bench.Time(run)
 			if err != nil {
 				t.Fatal(err)
 			}
 			gbs := bytes / (tm.Median * 1e-3) / 1e9
-			t.Logf("TUNE cols %7d %+v: %s; %d regs, %d active clusters: %.3f ms %.0f GB/s %.1f%%", cols, pol, plan.Note, k.Attrs.Registers, active, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+			t.Logf("TUNE cols %7d %s: %s; %d regs, %d B local, %d active clusters: %.3f ms %.0f GB/s %.1f%%", cols, label, plan.Note,
+				k.Attrs.Registers, k.Attrs.LocalBytes, active, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+		}
+		for _, pol := range []ClusterPolicy{DefaultClusterPolicy, {8, 1024, 8, 8, DefaultClusterPolicy.Sizes, 16, 1}} {
+			plan, err := PlanClusterAny(q.Input(), pol)
+			tune(SoftmaxSteps[7], fmt.Sprintf("%+v", pol), plan, err)
 		}
 		for _, pol := range []RingPolicy{DefaultRingPolicy, {256, 48 << 10, 3, 4}, {512, 48 << 10, 2, 4}, {512, 40 << 10, 3, 4}} {
 			plan, err := PlanGridRing(q.Input(), pol)
-			if err != nil {
-				t.Logf("cols %d %+v: %v", cols, pol, err)
-				continue
-			}
-			run, plan, prog, err := q.LaunchPlan(SoftmaxSteps[10], "", plan)
-			if err != nil {
-				t.Fatalf("ring cols %d %+v: %v", cols, pol, err)
-			}
-			if res, err := q.CheckRun(run); err != nil || !res.OK || q.RingFailed() != nil {
-				t.Errorf("ring cols %d %+v: %v %v %v", cols, pol, err, res.Err(), q.RingFailed())
-				continue
-			}
-			k, _ := prog.Kernel(plan.Kernel)
-			tm, err := env.Bench.Time(run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gbs := bytes / (tm.Median * 1e-3) / 1e9
-			t.Logf("TUNE cols %7d ring %+v: %s; %d regs, %d B local: %.3f ms %.0f GB/s %.1f%%", cols, pol, plan.Note, k.Attrs.Registers, k.Attrs.LocalBytes, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+			tune(SoftmaxSteps[10], fmt.Sprintf("ring %+v", pol), plan, err)
 		}
 		for _, pol := range []StreamPolicy{{1024, 8}, {1024, 4}, {512, 8}} {
-			plan := PlanClusterStream(q.Input(), pol)
-			run, plan, prog, err := q.LaunchPlan(SoftmaxSteps[8], "", plan)
-			if err != nil {
-				t.Logf("cols %d %+v: %v", cols, pol, err)
-				continue
-			}
-			if res, err := q.CheckRun(run); err != nil || !res.OK {
-				t.Errorf("stream cols %d %+v: %v %v", cols, pol, err, res.Err())
-				continue
-			}
-			k, _ := prog.Kernel(plan.Kernel)
-			tm, err := env.Bench.Time(run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gbs := bytes / (tm.Median * 1e-3) / 1e9
-			t.Logf("TUNE cols %7d stream %+v: %s; %d regs: %.3f ms %.0f GB/s %.1f%%", cols, pol, plan.Note, k.Attrs.Registers, tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+			tune(SoftmaxSteps[8], fmt.Sprintf("stream %+v", pol), PlanClusterStream(q.Input(), pol), nil)
 		}
 		for _, s := range []SoftmaxStep{SoftmaxSteps[3], SoftmaxSteps[4], SoftmaxSteps[9]} {
 			run, plan, _, err := q.Launcher(s, "")
