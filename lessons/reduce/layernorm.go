@@ -485,21 +485,7 @@ func (p *LNProblem) gridResident(s LNStep, code string, plan LNPlan) (func() err
 // barrierFailed says whether step 6's last run gave up at its grid barrier (its blocks were not all
 // resident: another process holding SMs), as an error naming that; nil otherwise.
 func (p *LNProblem) barrierFailed() error {
-	if p.Sync == nil {
-		return nil
-	}
-	v, err := p.Sync.View(p.N, 1)
-	if err != nil {
-		return err
-	}
-	f, err := v.ToHost()
-	if err != nil {
-		return err
-	}
-	if f[0] != 0 {
-		return fmt.Errorf("layer norm step 6: a block waited more than a second at the grid barrier and gave up: not all %d blocks were resident at once (is another process using the GPU?)", p.env.Session.Device.SMs)
-	}
-	return nil
+	return gaveUp(p.Sync, p.N, "layer norm step 6: a block waited more than a second at the grid barrier", p.env)
 }
 
 // Tolerance is the forward check's tolerance: check.FP32, or ShiftedTolerance for shifted inputs.

@@ -797,19 +797,27 @@ func (p *SoftmaxProblem) ringLauncher(k *gpu.Kernel, cfg gpu.Config, plan Softma
 // resident: another process holding SMs), as an error naming that; nil otherwise or for other
 // steps. It reads one flag back, so it waits for the run.
 func (p *SoftmaxProblem) RingFailed() error {
-	if p.ring == nil {
+	return gaveUp(p.ring, 0, "softmax step 11: a block waited more than a second for its team's pairs", p.env)
+}
+
+// gaveUp reads the flag at buf[i] that a kernel's blocks set when they waited more than a second
+// for blocks that were not resident (steps that need every block resident at once: layer norm's
+// step 6, softmax's step 11), and returns an error saying what waited and why it may have happened;
+// nil when the flag is clear or there is no buffer. It waits for the run.
+func gaveUp(buf *gpu.Buffer[uint32], i int, what string, env *lab.Env) error {
+	if buf == nil {
 		return nil
 	}
-	f, err := p.ring.View(0, 1)
+	v, err := buf.View(i, 1)
 	if err != nil {
 		return err
 	}
-	v, err := f.ToHost()
+	f, err := v.ToHost()
 	if err != nil {
 		return err
 	}
-	if v[0] != 0 {
-		return fmt.Errorf("softmax step 11: a block waited more than a second for its team's pairs and gave up: not all %d blocks were resident at once (is another process using the GPU?)", p.env.Session.Device.SMs)
+	if f[0] != 0 {
+		return fmt.Errorf("%s and gave up: not all %d blocks were resident at once (is another process using the GPU?)", what, env.Session.Device.SMs)
 	}
 	return nil
 }
