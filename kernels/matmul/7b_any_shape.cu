@@ -34,9 +34,9 @@
 //    are a few percent of the product's time.
 //
 // 7. Tile size. The tile is a define, BM x BN: 64 x 128 by default, 128 x 128, 128 x 64, 64 x 64 or
-//    64 x 32. Every tile keeps step 7's warp tile (64 x 32, 8 x 8 outputs a thread, the same inner
-//    loop); a block has (BM/64) x (BN/32) warps (4 for 64 x 128, 1 for 64 x 32) and its load loops
-//    run over its own threads. The plan takes 64 x 128 where its blocks give every SM one, else
+//    64 x 32. Every tile keeps the warp tile of step 7's first form (64 x 32, 8 x 8 outputs a
+//    thread, the same inner loop); a block has (BM/64) x (BN/32) warps (4 for 64 x 128, 1 for
+//    64 x 32) and its load loops run over its own threads. The plan takes 64 x 128 where its blocks give every SM one, else
 //    64 x 64 or 64 x 32, whichever leaves fewer outputs past the edges, and splits K where the
 //    blocks are under a wave; on compute capability 9.0 it splits K over clusters of 64 x 64 blocks
 //    (lessons/matmul's PlanAnyShape). On the H100, 64 x 128 beat 128 x 128

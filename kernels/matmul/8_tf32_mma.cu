@@ -1,10 +1,11 @@
 // Step 8, tensor cores in TF32 with mma.sync (and, with -DSPLIT3, the 3xTF32 split at float32 accuracy).
 //
 // What changed from step 7: the multiply-adds move from the CUDA cores to the tensor cores. Each
-// warp still owns a 64 x 32 tile of C, now as 4 x 4 tiles of 16 x 8 accumulators (mma.sync
-// m16n8k8: a 16x8 A fragment times an 8x8 B fragment, in TF32, added to float32). The block tile is
-// 128 x 128 with BK = 32, and a 3-stage cp.async pipeline keeps two tiles in flight while the third
-// is multiplied (dynamic shared memory: 3 x 35 KiB, so two blocks fit on an SM).
+// warp owns a 64 x 32 tile of C (as in step 7's first form), now as 4 x 4 tiles of 16 x 8
+// accumulators (mma.sync m16n8k8: a 16x8 A fragment times an 8x8 B fragment, in TF32, added to
+// float32). The block tile is 128 x 128 with BK = 32, and a 3-stage cp.async pipeline keeps two
+// tiles in flight while the third is multiplied (dynamic shared memory: 3 x 35 KiB, so two blocks
+// fit on an SM).
 //   * A fragments come from As[m][k] (row stride 36 words) with ldmatrix.x4: four 8 x 4-word
 //     sub-matrices whose rows lanes 0..31 address; rows 144 bytes apart fall in 8 different 16-byte
 //     bank groups, so no conflict. B fragments are single words Bs[k][n] (row stride 136 words:

@@ -47,12 +47,12 @@ func TestEveryKernelCompiles(t *testing.T) {
 	}
 }
 
-// warptileBuilds are step 7's tuning builds, spelled out: every pipeline depth with k tiles 16 and
-// 32 deep and the default with MIN_BLOCKS=2, as lessons/matmul's WarpTileBuilds has the tuning test
-// time them; the default with 2 stages (what GPUs with 99 KiB a block run); and one swizzled launch
-// order, still a define of the file though no longer timed.
+// warptileBuilds are step 7's tuning builds, spelled out as lessons/matmul's WarpTileBuilds has the
+// tuning test time them: the A tile padded instead of swizzled, 64 x 64 warp tiles in 128 x 256
+// blocks and two 128 x 128 blocks per SM, registers capped for two blocks per SM, and every other
+// pipeline depth with k tiles 16 and 32 deep.
 func warptileBuilds() [][]string {
-	out := [][]string{{"MIN_BLOCKS=2"}, {"STAGES=2"}, {"SWIZZLE=8"}}
+	out := [][]string{{"PADDED"}, {"BN=256", "WN=64"}, {"WN=64", "MIN_BLOCKS=2"}, {"MIN_BLOCKS=2"}}
 	for _, stages := range []string{"STAGES=2", "STAGES=3", "STAGES=4"} {
 		for _, bk := range []string{"BK=16", "BK=32"} {
 			out = append(out, []string{stages, bk})

@@ -55,9 +55,11 @@ var Accesses = []Access{
 		func(l int) int { return l / 16 * 8 }},
 	{"6 vectorized", "B tile load Bs[k*128 + tcol*8 .. +3] (a float4)", 4,
 		func(l int) int { return l % 16 * 8 }},
-	{"7 warp tile", "A tile load As[(wm+lm+8i)*36 + kc .. +3] (a float4)", 4,
-		func(l int) int { return (l & 7) * 36 }},
-	{"7 warp tile", "B tile load Bs[kk*128 + wn + 4ln .. +3] (a float4)", 4,
+	{"7, rows not swizzled", "A tile load As[(wm+lm+8i)*32 + kc .. +3] (a float4)", 4,
+		func(l int) int { return (l & 7) * 32 }},
+	{"7 warp tile", "A tile load As[(wm+lm+8i)*32 + 4*((kc/4) ^ key) .. +3] (a float4, swizzled)", 4,
+		func(l int) int { return (l&7)*32 + 4*(l&7) }},
+	{"7 warp tile", "B tile load Bs[kk*256 + wn + 16j + 4ln .. +3] (a float4)", 4,
 		func(l int) int { return 4 * (l >> 3) }},
 	{"8 tensor core tf32", "B fragment Bs[(ks+t)*136 + wn + 8j + g]", 1,
 		func(l int) int { return (l&3)*136 + l>>2 }},
@@ -83,6 +85,7 @@ func BankTable() show.Table {
 	}
 	t.Caption = "32 banks of 4 bytes; lanes reading the same word share it (broadcast). A wavefront serves one word per bank, so an access takes as many wavefronts as the busiest bank has distinct words. " +
 		"Step 6's transposed A tile removes step 5's 2-way conflict on A loads, and its 4-word padding removes the conflict its own transposed stores would have; its B loads keep a 2-way conflict that step 7's warp layout removes. " +
+		"Step 7 keeps A's rows as they are, 32 words each, so the 8 rows a warp reads would share 4 banks (8-way); it stores a row's 16-byte chunk c at chunk c XOR (row mod 8), which spreads them over all 32. " +
 		"Step 8 pads its B rows to 136 words for the same reason."
 	return t
 }

@@ -33,6 +33,9 @@ type Step struct {
 	// step 7 and the tensor-core steps (their files take the depth as -DSTAGES, 3 by default); 0
 	// for a step that is not pipelined or whose build fixes its depth.
 	StageBytes int
+	// Stages is the pipeline depth of a build that fixes it (a tuning build of step 7 with -DSTAGES);
+	// 0 for one whose depth follows the GPU (StageBytes) or that is not pipelined.
+	Stages int
 	// Plan returns the launch for shape s on device d, or why the kernel cannot take s.
 	Plan func(s Shape, d gpu.DeviceInfo) (gpu.Config, error)
 	// Shaped, when not nil, is the build the step runs on shape s on d (For): the any-shape step's
@@ -94,9 +97,13 @@ const (
 
 // StagesOn is the pipeline depth a pipelined step (step 7, the tensor-core steps) runs with on d: 3
 // where 3 stages of shared memory fit in a block (H100, A100), 2 where only 2 do (the 99 KiB of
-// compute capability 8.6 and 8.9: A10, RTX 3090, L4, RTX 4090), 0 where not even 2 do. It is
-// MaxStages for a step that is not pipelined and for a device whose limit is not known.
+// compute capability 8.6 and 8.9: A10, RTX 3090, L4, RTX 4090, for the tensor-core steps), 0 where
+// not even 2 do. It is the step's Stages for a build that fixes its depth, and MaxStages for a step
+// that is not pipelined and for a device whose limit is not known.
 func (st Step) StagesOn(d gpu.DeviceInfo) int {
+	if st.Stages > 0 {
+		return st.Stages
+	}
 	lim := d.MaxSharedPerBlockOptin
 	if st.StageBytes == 0 || lim == 0 {
 		return MaxStages
@@ -145,20 +152,20 @@ func tiled(name string, bm, bn, bk, threads int) func(Shape, gpu.DeviceInfo) (gp
 // pipelined is the plan of a tensor-core step whose stages take stage bytes each: 3 of them where
 // they fit, 2 where only 2 do, refused (naming the limit) where not even 2 do.
 func pipelined(name string, bk, stage int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
-	return pipelinedPlan(name, bk, stage, Step{StageBytes: stage}.StagesOn, func(n int) int { return n * stage })
+	return pipelinedPlan(name, 128, bk, 256, stage, Step{StageBytes: stage}.StagesOn, func(n int) int { return n * stage })
 }
 
-// pipelinedPlan is the plan of a step of 128 x 128 x bk tiles, 256 threads and a cp.async pipeline
+// pipelinedPlan is the plan of a step of 128 x bn x bk tiles, blocks of threads and a cp.async pipeline
 // whose stages take stage bytes each: it refuses GPUs without cp.async, shapes off the tile, and a
 // depth (depth(d); 0 when not even MinStages fit, which it then refuses at MinStages) over the GPU's
 // shared memory, naming each limit, and launches with dynamic(n) bytes of dynamic shared memory for
 // n stages.
-func pipelinedPlan(name string, bk, stage int, depth func(gpu.DeviceInfo) int, dynamic func(n int) int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
+func pipelinedPlan(name string, bn, bk, threads, stage int, depth func(gpu.DeviceInfo) int, dynamic func(n int) int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
 	return func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
 		if err := needSM80(name, d); err != nil {
 			return gpu.Config{}, err
 		}
-		if err := needMult(name, s, 128, 128, bk); err != nil {
+		if err := needMult(name, s, 128, bn, bk); err != nil {
 			return gpu.Config{}, err
 		}
 		n := depth(d)
@@ -168,7 +175,7 @@ func pipelinedPlan(name string, bk, stage int, depth func(gpu.DeviceInfo) int, d
 		if err := needShared(fmt.Sprintf("%s (%d-stage pipeline)", name, n), d, n*stage); err != nil {
 			return gpu.Config{}, err
 		}
-		return gpu.Config{Grid: grid2(s, 128, 128), Block: gpu.D1(256), SharedBytes: dynamic(n)}, nil
+		return gpu.Config{Grid: grid2(s, 128, bn), Block: gpu.D1(threads), SharedBytes: dynamic(n)}, nil
 	}
 }
 

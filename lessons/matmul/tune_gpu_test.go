@@ -5,6 +5,7 @@ package matmul
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/gpu"
@@ -21,7 +22,8 @@ var (
 	tuneTiles = []Shape{{513, 129, 1025}, {255, 255, 255}, NonSquare, {4095, 4095, 4095}, {4097, 64, 16}}
 )
 
-// TestTune prints, in one device call (set MATMUL_TUNE=1), the measurements behind the steps'
+// TestTune prints, in one device call (set MATMUL_TUNE=1; MATMUL_TUNE=article stops after 4096^3, and
+// MATMUL_TUNE_ONLY=regexp times only the builds at 4096^3 whose names match), the measurements behind the steps'
 // parameters that are still open, cuBLAS fp32 from the same run beside each: at 4096^3, step 6, step
 // 7 as the ladder runs it and its tuning builds (WarpTileBuilds: STAGES 2, 3, 4 x BK 16, 32, and
 // MIN_BLOCKS=2); the thin-K step on products less than 8 deep; on the awkward shapes, the step
@@ -41,8 +43,14 @@ func TestTune(t *testing.T) {
 	defer p.Free()
 	cub := tuneCuBLAS(env, p)
 	fmt.Println("== 4096^3: step 6, step 7 as the ladder runs it (" + Steps[6].DepthNote(env.Device()) + "), and its tuning builds")
+	only := regexp.MustCompile(os.Getenv("MATMUL_TUNE_ONLY"))
 	for _, st := range tuneArticleSteps() {
-		fmt.Println(tuneLine(t, p, st, cub))
+		if only.MatchString(st.Name) {
+			fmt.Println(tuneLine(t, p, st, cub))
+		}
+	}
+	if os.Getenv("MATMUL_TUNE") == "article" {
+		return
 	}
 	fmt.Println("== K < 8: the thin-K step (Multiply's pick)")
 	for i, s := range tuneThin {
