@@ -59,7 +59,7 @@ var Accesses = []Access{
 		func(l int) int { return (l & 7) * 32 }},
 	{"7 warp tile", "A tile load As[(wm+lm+8i)*32 + 4*((kc/4) ^ key) .. +3] (a float4, swizzled)", 4,
 		func(l int) int { return (l&7)*32 + 4*(l&7) }},
-	{"7 warp tile", "B tile load Bs[kk*256 + wn + 16j + 4ln .. +3] (a float4)", 4,
+	{"7 warp tile", "B tile load Bs[kk*128 + wn + 16j + 4ln .. +3] (a float4)", 4,
 		func(l int) int { return 4 * (l >> 3) }},
 	{"8 tensor core tf32", "B fragment Bs[(ks+t)*136 + wn + 8j + g]", 1,
 		func(l int) int { return (l&3)*136 + l>>2 }},

@@ -421,7 +421,7 @@ func TestBankConflictCounts(t *testing.T) {
 		"A tile store As[(a_c+0)*132 + a_r] (transposed, padded)":                     "none",
 		"A tile load As[(wm+lm+8i)*32 + kc .. +3] (a float4)":                         "8-way",
 		"A tile load As[(wm+lm+8i)*32 + 4*((kc/4) ^ key) .. +3] (a float4, swizzled)": "none",
-		"B tile load Bs[kk*256 + wn + 16j + 4ln .. +3] (a float4)":                    "none",
+		"B tile load Bs[kk*128 + wn + 16j + 4ln .. +3] (a float4)":                    "none",
 		"B fragment Bs[(ks+t)*136 + wn + 8j + g]":                                     "none",
 		"B fragment Bs[(ks+t)*128 + wn + 8j + g] (no padding)":                        "4-way",
 	}

@@ -155,11 +155,11 @@ func pipelined(name string, bk, stage int) func(Shape, gpu.DeviceInfo) (gpu.Conf
 	return pipelinedPlan(name, 128, bk, 256, stage, Step{StageBytes: stage}.StagesOn, func(n int) int { return n * stage })
 }
 
-// pipelinedPlan is the plan of a step of 128 x bn x bk tiles, blocks of threads and a cp.async pipeline
-// whose stages take stage bytes each: it refuses GPUs without cp.async, shapes off the tile, and a
-// depth (depth(d); 0 when not even MinStages fit, which it then refuses at MinStages) over the GPU's
-// shared memory, naming each limit, and launches with dynamic(n) bytes of dynamic shared memory for
-// n stages.
+// pipelinedPlan is the plan of a step of 128 x bn x bk tiles, blocks of threads and a cp.async
+// pipeline whose stages take stage bytes each: it refuses GPUs without cp.async, shapes off the
+// tile, and a depth (depth(d); 0 when not even MinStages fit, which it then refuses at MinStages)
+// over the GPU's shared memory, naming each limit, and launches with dynamic(n) bytes of dynamic
+// shared memory for n stages.
 func pipelinedPlan(name string, bn, bk, threads, stage int, depth func(gpu.DeviceInfo) int, dynamic func(n int) int) func(Shape, gpu.DeviceInfo) (gpu.Config, error) {
 	return func(s Shape, d gpu.DeviceInfo) (gpu.Config, error) {
 		if err := needSM80(name, d); err != nil {

@@ -22,15 +22,15 @@ var (
 	tuneTiles = []Shape{{513, 129, 1025}, {255, 255, 255}, NonSquare, {4095, 4095, 4095}, {4097, 64, 16}}
 )
 
-// TestTune prints, in one device call (set MATMUL_TUNE=1; MATMUL_TUNE=article stops after 4096^3, and
-// MATMUL_TUNE_ONLY=regexp times only the builds at 4096^3 whose names match), the measurements behind the steps'
-// parameters that are still open, cuBLAS fp32 from the same run beside each: at 4096^3, step 6, step
-// 7 as the ladder runs it and its tuning builds (WarpTileBuilds: STAGES 2, 3, 4 x BK 16, 32, and
-// MIN_BLOCKS=2); the thin-K step on products less than 8 deep; on the awkward shapes, the step
-// Multiply picks (Pick), then the any-shape step with each of Tiles in one slice and in that tile's
-// plan's slices. Every kernel is checked on a NaN-poisoned output against the float64 reference
-// before it is timed (a failed check is printed, not fatal); each line gives its time, rates, share
-// of cuBLAS fp32's speed, error, registers, spills (local bytes), shared memory and occupancy.
+// TestTune prints, in one device call (set MATMUL_TUNE=1; MATMUL_TUNE=article stops after 4096^3,
+// and MATMUL_TUNE_ONLY=regexp times only the builds at 4096^3 whose names match), the measurements
+// behind the steps' parameters that are still open, cuBLAS fp32 from the same run beside each: at
+// 4096^3, step 6, step 7 as the ladder runs it and its tuning builds (WarpTileBuilds); the thin-K
+// step on products less than 8 deep; on the awkward shapes, the step Multiply picks (Pick), then the
+// any-shape step with each of Tiles in one slice and in that tile's plan's slices. Every kernel is
+// checked on a NaN-poisoned output against the float64 reference before it is timed (a failed check
+// is printed, not fatal); each line gives its time, rates, share of cuBLAS fp32's speed, error,
+// registers, spills (local bytes), shared memory and occupancy.
 func TestTune(t *testing.T) {
 	if os.Getenv("MATMUL_TUNE") == "" {
 		t.Skip("set MATMUL_TUNE=1")
