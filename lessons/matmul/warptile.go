@@ -1,6 +1,7 @@
 package matmul
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -35,17 +36,11 @@ const (
 // of A and a 32 x 128 tile of B): 32,768 bytes; 3 stages are 96 KiB, 2 are 64 KiB.
 const WarpTileStage = 4 * (128*WarpTileBK + WarpTileBK*WarpTileBN)
 
-// orDefault is v, or def where v is 0 (a field left to the file's default).
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
-func (b WarpTileBuild) bk() int { return orDefault(b.BK, WarpTileBK) }
-func (b WarpTileBuild) bn() int { return orDefault(b.BN, WarpTileBN) }
-func (b WarpTileBuild) wn() int { return orDefault(b.WN, WarpTileWN) }
+// bk, bn and wn are the build's k depth, block tile width and warp tile width: a field left at 0
+// is the file's default.
+func (b WarpTileBuild) bk() int { return cmp.Or(b.BK, WarpTileBK) }
+func (b WarpTileBuild) bn() int { return cmp.Or(b.BN, WarpTileBN) }
+func (b WarpTileBuild) wn() int { return cmp.Or(b.WN, WarpTileWN) }
 
 // Threads is the build's block size: two warp rows of BN/WN warp tiles of 64 x WN.
 func (b WarpTileBuild) Threads() int { return 2 * b.bn() / b.wn() * 32 }
