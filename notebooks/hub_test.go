@@ -550,6 +550,11 @@ func startRunAll(bctx context.Context, tg target, path string) error {
 	if err := chromedp.Do(ctx, chromedp.Navigate(tg.URL+"/notebooks/"+escapePath(path))); err != nil {
 		return err
 	}
+	// The page defines Jupyter before Jupyter.notebook: wait for the notebook to load before
+	// asking for its kernel.
+	if err := waitFor(ctx, 2*time.Minute, func() (bool, error) { return eval[bool](ctx, jsLoaded) }); err != nil {
+		return fmt.Errorf("%s: the notebook did not load: %w", path, err)
+	}
 	if err := waitFor(ctx, 2*time.Minute, func() (bool, error) {
 		k, err := eval[kernelState](ctx, jsKernel)
 		return k.Connected, err

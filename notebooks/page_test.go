@@ -144,7 +144,7 @@ const (
 })()`
 
 	jsKernel = `(() => {
-  const k = Jupyter.notebook.kernel;
+  const k = window.Jupyter && Jupyter.notebook && Jupyter.notebook.kernel;
   if (!k) return {connected: false, name: '', implementation: ''};
   return {connected: k.is_connected() && !!k.info_reply, name: k.name || '',
           implementation: (k.info_reply && k.info_reply.implementation) || ''};
