@@ -143,6 +143,17 @@ func (e *Env) ShownOrNil(l Lesson) (*record.Run, error) {
 	return run, err
 }
 
+// ShowTable displays the table that table makes of the run shown for lesson l (Shown); without one
+// it shows only Shown's note.
+func (e *Env) ShowTable(l Lesson, table func(*record.Run) show.Table) error {
+	run, err := e.ShownOrNil(l)
+	if run == nil {
+		return err
+	}
+	table(run).Display()
+	return nil
+}
+
 // ShowFigures displays the figures of a run of lesson l: the named ones, or all when no name is given.
 func (l Lesson) ShowFigures(run *record.Run, names ...string) error {
 	figs, err := l.Figures(run)

@@ -336,22 +336,14 @@ func ShowTrajectory(env *lab.Env) error {
 
 // ShowTargets displays the targets table of the run.
 func ShowTargets(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	Targets(run).Display()
-	return nil
+	return env.ShowTable(Lesson, Targets)
 }
 
 // Reports shows every compile report of the run.
 func Reports(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	show.Reports("Compile reports at AlexNet's first layer", run.Kernels).Display()
-	return nil
+	return env.ShowTable(Lesson, func(run *record.Run) show.Table {
+		return show.Reports("Compile reports at AlexNet's first layer", run.Kernels)
+	})
 }
 
 // ClosingNote writes the lesson's closing note from the run's own figures (nothing typed in).

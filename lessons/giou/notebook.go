@@ -202,20 +202,12 @@ func Autograd(env *lab.Env) error {
 
 // ShowTargets displays the targets table of the run.
 func ShowTargets(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	Targets(run).Display()
-	return nil
+	return env.ShowTable(Lesson, Targets)
 }
 
 // Reports shows every compile report of the run.
 func Reports(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	show.Reports("Compile reports at the article's workload", run.Kernels).Display()
-	return nil
+	return env.ShowTable(Lesson, func(run *record.Run) show.Table {
+		return show.Reports("Compile reports at the article's workload", run.Kernels)
+	})
 }

@@ -409,22 +409,14 @@ func planCell(st Step, err error, takes string) string {
 
 // Reports shows the compile reports of the run.
 func Reports(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	show.Reports("Compile reports at 4096^3 (fp16)", stepReports(run)).Display()
-	return nil
+	return env.ShowTable(Lesson, func(run *record.Run) show.Table {
+		return show.Reports("Compile reports at 4096^3 (fp16)", stepReports(run))
+	})
 }
 
 // ShowTargets shows the targets table of the run.
 func ShowTargets(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	Targets(run).Display()
-	return nil
+	return env.ShowTable(Lesson, Targets)
 }
 
 // product is a problem a step runs on: 16-bit (Problem) for steps 1-4, float32 (AccurateProblem)

@@ -355,22 +355,14 @@ func Charts(env *lab.Env) error {
 
 // Reports shows every compile report of the run.
 func Reports(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	show.Reports("Compile reports at 4096^3", shownReports(run)).Display()
-	return nil
+	return env.ShowTable(Lesson, func(run *record.Run) show.Table {
+		return show.Reports("Compile reports at 4096^3", shownReports(run))
+	})
 }
 
 // ShowTargets shows the targets table of the run.
 func ShowTargets(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	Targets(run).Display()
-	return nil
+	return env.ShowTable(Lesson, Targets)
 }
 
 // checkFits is CheckMemory's rule: the bytes a product needs against the free memory.

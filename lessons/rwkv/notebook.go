@@ -236,12 +236,9 @@ func Charts(env *lab.Env) error {
 
 // Reports shows every compile report of the last run (registers, shared memory, occupancy).
 func Reports(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	show.Reports("Compile reports at the article's shape", shownReports(run)).Display()
-	return nil
+	return env.ShowTable(Lesson, func(run *record.Run) show.Table {
+		return show.Reports("Compile reports at the article's shape", shownReports(run))
+	})
 }
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
@@ -364,12 +361,7 @@ func shownReports(run *record.Run) []record.KernelReport {
 
 // ShowTargets displays the targets table of the last run.
 func ShowTargets(env *lab.Env) error {
-	run, err := env.ShownOrNil(Lesson)
-	if run == nil {
-		return err
-	}
-	Targets(run).Display()
-	return nil
+	return env.ShowTable(Lesson, Targets)
 }
 
 // Autograd runs the original's training-style loss (r*r - tanh(r)).sum() through the RWKV op as an
