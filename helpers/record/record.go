@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,6 +144,27 @@ func (r *Run) Select(caseName string) []Record {
 		}
 	}
 	return out
+}
+
+// Variants are the variants of a case's records, each once, in the order they first appear.
+func (r *Run) Variants(caseName string) []string {
+	var out []string
+	for _, rec := range r.Select(caseName) {
+		if !slices.Contains(out, rec.Variant) {
+			out = append(out, rec.Variant)
+		}
+	}
+	return out
+}
+
+// Sizes are the sizes of a case's records, each once, ascending.
+func (r *Run) Sizes(caseName string) []int64 {
+	var out []int64
+	for _, rec := range r.Select(caseName) {
+		out = append(out, rec.Size)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Speedup is the ratio of the medians of two variants of a case in this run (base / variant).

@@ -3,6 +3,7 @@ package record
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -30,6 +31,28 @@ func TestSaveLoadAndSpeedup(t *testing.T) {
 	}
 	if _, err := back.Speedup("fwd", "v0", "v9"); err == nil {
 		t.Error("speedup over an unmeasured variant did not fail")
+	}
+}
+
+// A sweep's variants come in the order they were first measured, its sizes ascending, each once,
+// and another case's records count for neither.
+func TestVariantsAndSizesOfACase(t *testing.T) {
+	r := &Run{}
+	for _, rec := range []Record{
+		{Case: "sweep", Variant: "b", Size: 64}, {Case: "sweep", Variant: "a", Size: 64},
+		{Case: "sweep", Variant: "b", Size: 16}, {Case: "other", Variant: "c", Size: 8},
+		{Case: "sweep", Variant: "a", Size: 1024}, {Case: "sweep", Variant: "a", Size: 16},
+	} {
+		r.Add(rec)
+	}
+	if got := r.Variants("sweep"); !slices.Equal(got, []string{"b", "a"}) {
+		t.Errorf("Variants = %v; want [b a]", got)
+	}
+	if got := r.Sizes("sweep"); !slices.Equal(got, []int64{16, 64, 1024}) {
+		t.Errorf("Sizes = %v; want [16 64 1024]", got)
+	}
+	if got := r.Variants("none"); len(got) != 0 || len(r.Sizes("none")) != 0 {
+		t.Errorf("a case without records has variants %v, sizes %v", got, r.Sizes("none"))
 	}
 }
 

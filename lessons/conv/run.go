@@ -557,21 +557,7 @@ func TrajectoryPlot(run *record.Run) (*plot.Plot, error) {
 
 // SweepTable is the batch sweep: each variant's time and TFLOP/s per batch size.
 func SweepTable(run *record.Run) show.Table {
-	var variants []string
-	seen := map[string]bool{}
-	sizes := map[int64]bool{}
-	var order []int64
-	for _, r := range run.Select(CaseSweep) {
-		if !seen[r.Variant] {
-			seen[r.Variant] = true
-			variants = append(variants, r.Variant)
-		}
-		if !sizes[r.Size] {
-			sizes[r.Size] = true
-			order = append(order, r.Size)
-		}
-	}
-	slices.Sort(order)
+	variants, order := run.Variants(CaseSweep), run.Sizes(CaseSweep)
 	t := show.Table{Title: "AlexNet's first layer against the batch size: median (TFLOP/s)", Header: append([]string{"N"}, variants...)}
 	for _, n := range order {
 		row := []string{fmt.Sprint(n)}

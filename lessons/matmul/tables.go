@@ -181,14 +181,7 @@ func FastPTable(run *record.Run) show.Table {
 
 // SweepTable is TFLOP/s against size for the sweep's steps and cuBLAS.
 func SweepTable(run *record.Run) show.Table {
-	var variants []string
-	seen := map[string]bool{}
-	for _, r := range run.Select("sweep") {
-		if !seen[r.Variant] {
-			seen[r.Variant] = true
-			variants = append(variants, r.Variant)
-		}
-	}
+	variants := run.Variants("sweep")
 	t := show.Table{Title: "TFLOP/s against size (square, n x n x n)", Header: append([]string{"n"}, variants...)}
 	for _, n := range SweepSizes(false) {
 		row := []string{strconv.Itoa(n)}

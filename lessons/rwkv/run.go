@@ -364,14 +364,7 @@ func ArticleTable(run *record.Run) show.Table {
 
 // SweepTable is the forward time at every T of the sweep, one column per variant.
 func SweepTable(run *record.Run) show.Table {
-	var variants []string
-	seen := map[string]bool{}
-	for _, r := range run.Select("sweep") {
-		if !seen[r.Variant] {
-			seen[r.Variant] = true
-			variants = append(variants, r.Variant)
-		}
-	}
+	variants := run.Variants("sweep")
 	t := show.Table{Title: "Forward time against T (B=32, C=768)", Header: append([]string{"T"}, variants...)}
 	for _, T := range SweepTs(false) {
 		row := []string{strconv.Itoa(T)}

@@ -351,21 +351,7 @@ func ArticleTable(run *record.Run) show.Table {
 
 // SweepTable is the forward time over one sweep, one column per variant.
 func SweepTable(run *record.Run, caseName string) show.Table {
-	var variants []string
-	seen := map[string]bool{}
-	sizes := map[int64]bool{}
-	var order []int64
-	for _, r := range run.Select(caseName) {
-		if !seen[r.Variant] {
-			seen[r.Variant] = true
-			variants = append(variants, r.Variant)
-		}
-		if !sizes[r.Size] {
-			sizes[r.Size] = true
-			order = append(order, r.Size)
-		}
-	}
-	sortInts(order)
+	variants, order := run.Variants(caseName), run.Sizes(caseName)
 	what, fixed := "N", "F = 256"
 	if caseName == CaseSweepF {
 		what, fixed = "F", "N = 65536"
@@ -384,14 +370,6 @@ func SweepTable(run *record.Run, caseName string) show.Table {
 	}
 	t.Caption = "Each kernel point checked on 64 random points' outputs against the float64 reference before it was timed. Step 3 falls back to step 2's kernel where F % 4 != 0."
 	return t
-}
-
-func sortInts(x []int64) {
-	for i := 1; i < len(x); i++ {
-		for j := i; j > 0 && x[j] < x[j-1]; j-- {
-			x[j], x[j-1] = x[j-1], x[j]
-		}
-	}
 }
 
 // GradTable lists the gradient checks of the run.
