@@ -12,7 +12,6 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
-	"github.com/cudalessons/cudalessons/helpers/torch"
 )
 
 // Variant is one of our kernels for a problem: the lesson's step it runs, the arithmetic of its
@@ -359,11 +358,11 @@ func reference(p Problem, cfg Config, trials int, run *oursRun, r *Result) error
 	}
 	r.TF32 = tr.TF32
 	if tr.Eager != nil {
-		t := timingOf(*tr.Eager)
+		t := tr.Eager.Bench()
 		r.Eager = &t
 	}
 	if tr.Compile != nil {
-		t := timingOf(*tr.Compile)
+		t := tr.Compile.Bench()
 		r.Compile = &t
 	} else {
 		r.CompileNote = tr.CompileError
@@ -404,10 +403,6 @@ func reference(p Problem, cfg Config, trials int, run *oursRun, r *Result) error
 		kb.Available, kb.Trials, kb.Correct = true, trials, kb.Passed == trials
 	}
 	return nil
-}
-
-func timingOf(t torch.Timing) bench.Timing {
-	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
 }
 
 func firstLine(s string) string {

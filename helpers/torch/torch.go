@@ -17,6 +17,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/cudalessons/cudalessons/helpers/bench"
 )
 
 //go:embed prelude.py
@@ -113,6 +115,11 @@ type Timing struct {
 	MinMS    float64   `json:"min_ms"`
 	MaxMS    float64   `json:"max_ms"`
 	Samples  []float64 `json:"samples_ms"`
+}
+
+// Bench is the timing as the suite's kernels' timings are kept.
+func (t Timing) Bench() bench.Timing {
+	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
 }
 
 // WriteFloats writes x as raw little-endian float32 values, the way a baseline script reads its

@@ -3,6 +3,7 @@ package torch
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,5 +33,14 @@ func TestRunPassesArgsAndReadsResult(t *testing.T) {
 	os.WriteFile(fake, []byte("#!/bin/sh\necho boom >&2\nexit 3\n"), 0o755)
 	if err := Run("", nil, &out, 10*time.Second); err == nil || !strings.Contains(strings.Split(err.Error(), "\n")[0], "boom") {
 		t.Errorf("a failing script gave %v", err)
+	}
+}
+
+// A baseline's timing keeps its median, range and samples as the suite keeps a kernel's.
+func TestTimingAsTheSuitesTiming(t *testing.T) {
+	tm := Timing{MedianMS: 2, MinMS: 1, MaxMS: 3, Samples: []float64{1, 2, 3}}
+	b := tm.Bench()
+	if b.Median != 2 || b.Min != 1 || b.Max != 3 || !slices.Equal(b.Samples, tm.Samples) {
+		t.Errorf("Bench() = %+v from %+v", b, tm)
 	}
 }

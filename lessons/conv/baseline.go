@@ -118,11 +118,6 @@ func key(s Shape) string {
 
 func shapeArgs(s Shape) []int { return []int{s.N, s.C, s.H, s.W, s.K, s.R, s.S, s.P} }
 
-// TorchTiming converts a PyTorch timing to the suite's.
-func TorchTiming(t torch.Timing) bench.Timing {
-	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
-}
-
 // RunTorch measures the PyTorch baselines at every shape (the eager layer and torch.compile at
 // fused) and the conv at every sweep shape by the method m, and cross-checks PyTorch's conv on our
 // inputs against our float64 reference. When python3 has no torch with CUDA, the error says so and

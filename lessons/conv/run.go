@@ -207,21 +207,21 @@ func addTorch(env *lab.Env, run *record.Run, ns []int) {
 			run.Add(env.WithTiming(record.Record{Case: caseName, Variant: variant, Kind: "baseline", DType: dtype, Shape: c.shape.Short(), Note: note}, w, tm))
 		}
 		w := Work(c.shape)
-		add(c.name, CuDNN, F32, "torch conv2d, cudnn.allow_tf32 = False, cudnn.benchmark = False (PyTorch's default algorithm choice)", w, TorchTiming(t.FP32))
-		add(c.name, CuDNNTF32, TF32, "torch conv2d, cudnn.allow_tf32 = True (PyTorch's default for convolutions)", w, TorchTiming(t.TF32))
-		add(c.name, CuDNNBench, F32, "torch conv2d, TF32 off, cudnn.benchmark = True (cuDNN times its algorithms once and keeps the fastest)", w, TorchTiming(t.FP32Benchmark))
+		add(c.name, CuDNN, F32, "torch conv2d, cudnn.allow_tf32 = False, cudnn.benchmark = False (PyTorch's default algorithm choice)", w, t.FP32.Bench())
+		add(c.name, CuDNNTF32, TF32, "torch conv2d, cudnn.allow_tf32 = True (PyTorch's default for convolutions)", w, t.TF32.Bench())
+		add(c.name, CuDNNBench, F32, "torch conv2d, TF32 off, cudnn.benchmark = True (cuDNN times its algorithms once and keeps the fastest)", w, t.FP32Benchmark.Bench())
 		if c.shape != AlexNet {
 			continue
 		}
 		fw := FusedWork(c.shape)
-		add(CaseFused, Eager, F32, "the article's model: conv2d, relu, max_pool2d(3, 2), three kernels, TF32 off", fw, TorchTiming(t.Eager))
+		add(CaseFused, Eager, F32, "the article's model: conv2d, relu, max_pool2d(3, 2), three kernels, TF32 off", fw, t.Eager.Bench())
 		if t.CompiledError != "" {
 			run.Add(record.Record{Case: CaseFused, Variant: Compiled, Kind: "baseline", DType: F32, Note: "unavailable: " + t.CompiledError})
 		} else {
-			add(CaseFused, Compiled, F32, "torch.compile of the same function (timed after its compiling first call), TF32 off", fw, TorchTiming(t.Compiled))
+			add(CaseFused, Compiled, F32, "torch.compile of the same function (timed after its compiling first call), TF32 off", fw, t.Compiled.Bench())
 		}
-		add(CaseFused, EagerTF32, TF32, "the eager layer with cudnn.allow_tf32 = True: the same number format as steps 6 and 7", fw, TorchTiming(t.EagerTF32))
-		add(CaseFused, CompiledTF32, TF32, "torch.compile with TF32 on", fw, TorchTiming(t.CompiledTF32))
+		add(CaseFused, EagerTF32, TF32, "the eager layer with cudnn.allow_tf32 = True: the same number format as steps 6 and 7", fw, t.EagerTF32.Bench())
+		add(CaseFused, CompiledTF32, TF32, "torch.compile with TF32 on", fw, t.CompiledTF32.Bench())
 	}
 	for _, s := range sweep {
 		t, ok := tr.Sweep[key(s)]
@@ -233,7 +233,7 @@ func addTorch(env *lab.Env, run *record.Run, ns []int) {
 			tm          torch.Timing
 		}{{CuDNN, F32, t.FP32}, {CuDNNTF32, TF32, t.TF32}} {
 			if v.tm.MedianMS > 0 {
-				run.Add(env.WithTiming(record.Record{Case: CaseSweep, Variant: v.name, Kind: "baseline", DType: v.dtype, Shape: s.Short(), Size: int64(s.N)}, Work(s), TorchTiming(v.tm)))
+				run.Add(env.WithTiming(record.Record{Case: CaseSweep, Variant: v.name, Kind: "baseline", DType: v.dtype, Shape: s.Short(), Size: int64(s.N)}, Work(s), v.tm.Bench()))
 			}
 		}
 	}

@@ -170,11 +170,6 @@ type torchJSON struct {
 	LossConcat          float64      `json:"loss_concat"`
 }
 
-// TorchTiming converts a PyTorch timing to the suite's.
-func TorchTiming(t torch.Timing) bench.Timing {
-	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
-}
-
 // RunTorch measures the PyTorch baselines on batch bt by method m and cross-checks PyTorch's loss and
 // gradient against our float64 reference. loopReps bounds the per-sample loop's timed runs (each is
 // thousands of launches). When python3 has no torch with CUDA, the error says so.

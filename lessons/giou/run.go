@@ -184,37 +184,37 @@ func addTorch(env *lab.Env, run *record.Run, bt *Batch, loopReps int) {
 		run.Add(r)
 	}
 	fw := string(KindForward)
-	add(fw, Loop, fmt.Sprintf("the article's loss_fn: one generalized_box_iou call per image (~%d launches), %d timed runs", 30*s.B, loopReps), TorchTiming(tr.Loop))
-	add(fw, Concat, "the article's loss_with_concat: valid boxes concatenated, one call", TorchTiming(tr.Concat))
-	add(fw, Eager, "the article's loss_with_padding: every slot computed, then masked", TorchTiming(tr.Padded))
+	add(fw, Loop, fmt.Sprintf("the article's loss_fn: one generalized_box_iou call per image (~%d launches), %d timed runs", 30*s.B, loopReps), tr.Loop.Bench())
+	add(fw, Concat, "the article's loss_with_concat: valid boxes concatenated, one call", tr.Concat.Bench())
+	add(fw, Eager, "the article's loss_with_padding: every slot computed, then masked", tr.Padded.Bench())
 	if tr.CompiledError != "" {
 		unavailable(fw, Compiled, tr.CompiledError)
 	} else {
-		add(fw, Compiled, "torch.compile(loss_with_padding), timed after its compiling first call", TorchTiming(tr.Compiled))
+		add(fw, Compiled, "torch.compile(loss_with_padding), timed after its compiling first call", tr.Compiled.Bench())
 	}
 	if tr.TorchVisionError != "" {
 		unavailable(fw, TorchVision, tr.TorchVisionError)
 	} else {
-		add(fw, TorchVision, "torchvision "+tr.TorchVisionVersion+" generalized_box_iou_loss(reduction='none') on the padded batch, masked mean", TorchTiming(tr.TorchVision))
+		add(fw, TorchVision, "torchvision "+tr.TorchVisionVersion+" generalized_box_iou_loss(reduction='none') on the padded batch, masked mean", tr.TorchVision.Bench())
 	}
 	tw := mustStep("5 fused fwd+bwd").Work(bt)
 	trn := string(KindTrain)
 	r := base
 	r.Case, r.Variant, r.Note = trn, EagerFwdBwd, "autograd: (1 - loss_with_padding(pred, target)).backward(), eager"
-	run.Add(env.WithTiming(r, tw, TorchTiming(tr.FwdBwd)))
+	run.Add(env.WithTiming(r, tw, tr.FwdBwd.Bench()))
 	if tr.FwdBwdCompiledError != "" || tr.CompiledError != "" {
 		unavailable(trn, CompiledFwdBwd, tr.FwdBwdCompiledError+tr.CompiledError)
 	} else {
 		r.Variant, r.Note = CompiledFwdBwd, "torch.compile(loss_with_padding) then .backward() (AOTAutograd compiles the backward too)"
-		run.Add(env.WithTiming(r, tw, TorchTiming(tr.FwdBwdCompiled)))
+		run.Add(env.WithTiming(r, tw, tr.FwdBwdCompiled.Bench()))
 	}
 	h := base
 	h.Case, h.Variant = CaseH2D, Ragged
 	h.Note = fmt.Sprintf("%d tensor.to('cuda') calls of one image's targets each, pageable memory", s.B)
 	bytes := bench.Work{Bytes: float64(bt.Total()) * 16}
-	run.Add(env.WithTiming(h, bytes, TorchTiming(tr.H2DRagged)))
+	run.Add(env.WithTiming(h, bytes, tr.H2DRagged.Bench()))
 	h.Variant, h.Note = Padded, fmt.Sprintf("one tensor.to('cuda') of the (%d, %d, 4) padded targets, pageable memory", s.B, s.M)
-	run.Add(env.WithTiming(h, bench.Work{Bytes: float64(bt.Slots()) * 16}, TorchTiming(tr.H2DPadded)))
+	run.Add(env.WithTiming(h, bench.Work{Bytes: float64(bt.Slots()) * 16}, tr.H2DPadded.Bench()))
 	cross := func(v string, res bool, rel float64, note string) {
 		run.Add(record.Record{Case: CaseCross, Variant: v, Kind: "baseline", DType: "float32", Shape: s.String(), Correct: res, RelL2: finite(rel), Tol: LossTol.Name, Note: note})
 	}

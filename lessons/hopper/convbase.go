@@ -135,6 +135,6 @@ func addConvVendor(env *lab.Env, run *record.Run, p *ConvProblem) {
 		rec := record.Record{Case: ConvCase, Variant: v.Name, Kind: "baseline", DType: v.DType, Shape: p.Shape.Short(), Size: int64(p.Shape.N),
 			Correct: res.OK, RelL2: res.RelL2, MaxAbs: res.MaxAbs, Tol: tol.Name,
 			Note: fmt.Sprintf("torch %s, F.conv2d on the lesson's inputs; error on %s", tc.Torch, p.CheckedLabel(false))}
-		run.Add(env.WithTiming(rec, conv.Work(p.Shape), conv.TorchTiming(t)))
+		run.Add(env.WithTiming(rec, conv.Work(p.Shape), t.Bench()))
 	}
 }

@@ -210,7 +210,7 @@ func addTorch(env *lab.Env, run *record.Run, shapes []matmul.Shape) {
 			rec := record.Record{Variant: v.Name, Kind: "baseline", DType: v.DType, Shape: s.String(), Size: int64(s.M), Correct: true,
 				Note: "torch " + tt.Torch + ", inputs torch.rand*2-1"}
 			w := bench.Work{FLOPs: s.FLOPs(), Bytes: float64(DeviceBytes(s))}
-			timing := matmul.TorchTiming(t)
+			timing := t.Bench()
 			if s == Article {
 				rec.Case = v.DType
 				run.Add(env.WithTiming(rec, w, timing))
@@ -257,7 +257,7 @@ func addAccurate(env *lab.Env, run *record.Run, hopper bool) error {
 		for _, s := range matmul.Awkward {
 			rec := record.Record{Case: Awkward, Variant: matmul.TorchFP32, Kind: "baseline", DType: "float32", Shape: s.String(), Size: int64(s.M),
 				Correct: true, Note: "torch " + tr.Torch + ", inputs torch.rand*2-1"}
-			run.Add(env.WithTiming(rec, s.Work(), matmul.TorchTiming(tr.Times[s.String()]["fp32"])))
+			run.Add(env.WithTiming(rec, s.Work(), tr.Times[s.String()]["fp32"].Bench()))
 		}
 	}
 	for i, s := range matmul.Awkward {
@@ -298,7 +298,7 @@ func addAccurate(env *lab.Env, run *record.Run, hopper bool) error {
 			rec.RelL2, rec.MaxAbs, rec.Correct, rec.Tol = c.RelL2, c.MaxAbs, c.OK, c.Tol.Name
 			rec.Note += "; its error on the lesson's inputs against float64, " + p.Sample.What
 		}
-		run.Add(env.WithTiming(rec, Article.Work(), matmul.TorchTiming(tr.Times[Article.String()][v.Key])))
+		run.Add(env.WithTiming(rec, Article.Work(), tr.Times[Article.String()][v.Key].Bench()))
 	}
 	for _, st := range Accurate {
 		if !hopper {

@@ -77,11 +77,6 @@ type TorchResult struct {
 	Cross map[string]check.Result `json:"-"`
 }
 
-// TorchTiming converts a PyTorch timing to the suite's.
-func TorchTiming(t torch.Timing) bench.Timing {
-	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
-}
-
 // RunTorch times torch.matmul at every shape by the method m and, when p is not nil, runs it on
 // p's inputs (passed through files) and compares its sampled outputs with p's float64 reference.
 // When python3 has no torch with CUDA, the error says so and callers mark the column unavailable.

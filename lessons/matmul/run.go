@@ -200,11 +200,11 @@ func addTorch(env *lab.Env, run *record.Run, p *Problem, shapes []Shape) {
 			default:
 				rec.Case = "sweep"
 			}
-			run.Add(env.WithTiming(rec, s.Work(), TorchTiming(t)))
+			run.Add(env.WithTiming(rec, s.Work(), t.Bench()))
 			if s == Article {
 				r2 := rec
 				r2.Case = "sweep"
-				run.Add(env.WithTiming(r2, s.Work(), TorchTiming(t)))
+				run.Add(env.WithTiming(r2, s.Work(), t.Bench()))
 			}
 		}
 	}

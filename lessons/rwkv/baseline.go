@@ -111,11 +111,6 @@ type TorchResult struct {
 // article's T.
 var XShape = Shape{B: 4, C: 64, T: 768}
 
-// TorchTiming converts a PyTorch timing to the suite's.
-func TorchTiming(t torch.Timing) bench.Timing {
-	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
-}
-
 // RunTorch measures the PyTorch baseline at shape s (and the forward at the sweep's T, same B and
 // C) by the method m, and cross-checks its forward output against our reference on XShape. When
 // python3 has no torch with CUDA, the error says so and callers mark the column unavailable.

@@ -179,10 +179,10 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweep []int) {
 		return
 	}
 	run.Receipt.Torch = tr.Torch
-	run.Add(env.WithTiming(base, ForwardWork(s), TorchTiming(tr.Forward)))
+	run.Add(env.WithTiming(base, ForwardWork(s), tr.Forward.Bench()))
 	fb := base
 	fb.Case, fb.Note = "fwdbwd", "forward then out.backward(g): dk and dw"
-	fbr := env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, TorchTiming(tr.FwdBwd))
+	fbr := env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, tr.FwdBwd.Bench())
 	run.Add(fbr)
 	bw := base
 	bw.Case, bw.Note = "backward", "derived: median of forward+backward minus median of forward"
@@ -194,7 +194,7 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweep []int) {
 			ss := Shape{B: s.B, C: s.C, T: T}
 			r := base
 			r.Case, r.Shape, r.Size = "sweep", ss.String(), int64(T)
-			run.Add(env.WithTiming(r, ForwardWork(ss), TorchTiming(t)))
+			run.Add(env.WithTiming(r, ForwardWork(ss), t.Bench()))
 		}
 	}
 	x := record.Record{Case: "crosscheck", Variant: Torch, Kind: "baseline", DType: "float32", Shape: XShape.String(),
@@ -216,7 +216,7 @@ func addCompiled(env *lab.Env, run *record.Run, s Shape, tr *TorchResult) {
 		base.Note = "unavailable: " + tr.CompileForwardWhy
 		run.Add(base)
 	} else {
-		run.Add(env.WithTiming(base, ForwardWork(s), TorchTiming(*tr.CompileForward)))
+		run.Add(env.WithTiming(base, ForwardWork(s), tr.CompileForward.Bench()))
 	}
 	fb := base
 	fb.Case = "fwdbwd"
@@ -226,7 +226,7 @@ func addCompiled(env *lab.Env, run *record.Run, s Shape, tr *TorchResult) {
 		return
 	}
 	fb.Note = "compiled forward then out.backward(g): dk and dw"
-	run.Add(env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, TorchTiming(*tr.CompileFwdBwd)))
+	run.Add(env.WithTiming(fb, bench.Work{FLOPs: s.ForwardFLOPs() + s.BackwardFLOPs(), Bytes: s.ForwardBytes() + s.BackwardBytes()}, tr.CompileFwdBwd.Bench()))
 	if tr.CompileForward != nil {
 		bw := base
 		bw.Case, bw.Note = "backward", "derived: median of compiled forward+backward minus median of compiled forward"

@@ -104,11 +104,6 @@ type TorchResult struct {
 // XShape is the cross-check's shape: odd F, small enough to pass through a file.
 var XShape = Shape{N: 1000, F: 37}
 
-// TorchTiming converts a PyTorch timing to the suite's.
-func TorchTiming(t torch.Timing) bench.Timing {
-	return bench.Timing{Median: t.MedianMS, Min: t.MinMS, Max: t.MaxMS, Samples: t.Samples}
-}
-
 // RunTorch measures the PyTorch baselines at shape s and the forward at every sweep shape by the
 // method m, and cross-checks its forward against our reference on XShape. When python3 has no torch
 // with CUDA, the error says so and the lesson marks the columns unavailable.

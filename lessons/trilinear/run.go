@@ -218,28 +218,28 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweeps []Shape) {
 		return
 	}
 	run.Receipt.Torch = tr.Torch
-	run.Add(env.WithTiming(base, ForwardWork(s, 4), TorchTiming(tr.Forward)))
+	run.Add(env.WithTiming(base, ForwardWork(s, 4), tr.Forward.Bench()))
 	c := base
 	c.Variant, c.Note = Compiled, "torch.compile of the same function, timed after its first (compiling) call"
 	if tr.CompiledError != "" {
 		c.Note = "unavailable: " + tr.CompiledError
 		run.Add(c)
 	} else {
-		run.Add(env.WithTiming(c, ForwardWork(s, 4), TorchTiming(tr.Compiled)))
+		run.Add(env.WithTiming(c, ForwardWork(s, 4), tr.Compiled.Bench()))
 	}
 	fb := base
 	fb.Case, fb.Variant, fb.Note = string(KindBwdFeats), Eager+" forward+backward", "autograd: forward, then out.backward(g), feats only (the article's)"
-	run.Add(env.WithTiming(fb, bench.Work{Bytes: ForwardWork(s, 4).Bytes + BackwardFeatsWork(s).Bytes}, TorchTiming(tr.FwdBwd)))
+	run.Add(env.WithTiming(fb, bench.Work{Bytes: ForwardWork(s, 4).Bytes + BackwardFeatsWork(s).Bytes}, tr.FwdBwd.Bench()))
 	bw := base
 	bw.Case, bw.Variant, bw.Note = string(KindBwdFeats), Eager+" backward", "derived: median of forward+backward minus median of forward"
 	ms := tr.FwdBwd.MedianMS - tr.Forward.MedianMS
 	run.Add(env.WithTiming(bw, BackwardFeatsWork(s), bench.Timing{Median: ms, Min: ms, Max: ms}))
 	fp := base
 	fp.Case, fp.Variant, fp.Note = string(KindBwdPoints), Eager+" forward+backward, feats and points", "autograd: forward, then out.backward(g) with both inputs requiring grad"
-	run.Add(env.WithTiming(fp, bench.Work{Bytes: ForwardWork(s, 4).Bytes + BackwardFeatsWork(s).Bytes + BackwardPointsWork(s).Bytes}, TorchTiming(tr.FwdBwdPoints)))
+	run.Add(env.WithTiming(fp, bench.Work{Bytes: ForwardWork(s, 4).Bytes + BackwardFeatsWork(s).Bytes + BackwardPointsWork(s).Bytes}, tr.FwdBwdPoints.Bench()))
 	tn := base
 	tn.Case, tn.Variant, tn.Note = string(KindTrain), Eager+" training step", "0.5*((interp(feats, points) - target)**2).sum().backward(), both gradients"
-	run.Add(env.WithTiming(tn, TrainWork(s), TorchTiming(tr.Train)))
+	run.Add(env.WithTiming(tn, TrainWork(s), tr.Train.Bench()))
 	for _, x := range sweeps {
 		t, ok := tr.Sweep[fmt.Sprintf("%d,%d", x.N, x.F)]
 		if !ok {
@@ -250,7 +250,7 @@ func addTorch(env *lab.Env, run *record.Run, s Shape, sweeps []Shape) {
 		if x.F == s.F && x.N != s.N {
 			r.Case, r.Size = CaseSweepN, int64(x.N)
 		}
-		rec := env.WithTiming(r, ForwardWork(x, 4), TorchTiming(t))
+		rec := env.WithTiming(r, ForwardWork(x, 4), t.Bench())
 		run.Add(rec)
 		if x == s {
 			rec.Case, rec.Size = CaseSweepN, int64(x.N)
