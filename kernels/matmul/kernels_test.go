@@ -1,50 +1,39 @@
 package matmul
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/compile/compiletest"
 )
 
-// TestEveryKernelCompiles compiles every embedded kernel, and every build variant the lesson
-// measures, with NVRTC for Ampere and Hopper: no GPU is needed, so CUDA errors show here.
-func TestEveryKernelCompiles(t *testing.T) {
-	fs := Files()
-	if len(fs) < 9 {
-		t.Fatalf("only %d kernel files embedded: %v", len(fs), fs)
-	}
-	variants := map[string][][]string{
+// Every kernel file compiles with NVRTC for Ampere and Hopper (no GPU needed) without a warning,
+// in every build the lesson measures (the variants, step 7's tuning builds, 7b's tiles), starts with
+// its header comment and declares the kernels the lesson looks up.
+func TestEveryFileCompiles(t *testing.T) {
+	compiletest.Check(t, compiletest.Folder{Dir: Kernels, Kernels: map[string][]string{
+		"1_naive.cu":                    {"mm_naive"},
+		"2_coalesced.cu":                {"mm_coalesced"},
+		"3_shared.cu":                   {"mm_shared"},
+		"4_blocktile_1d.cu":             {"mm_blocktile_1d"},
+		"5_blocktile_2d.cu":             {"mm_blocktile_2d"},
+		"6_vectorized.cu":               {"mm_vectorized"},
+		"7_warptile.cu":                 {"mm_warptile"},
+		"7b_any_shape.cu":               {"mm_warptile_any", "mm_sum_slices", "mm_copy_rows"},
+		"7c_thin_k.cu":                  {"mm_thin_k"},
+		"8_tf32_mma.cu":                 {"mm_tf32"},
+		"9_split.cu":                    {"mm_split_halves", "mm_split"},
+		"wrong_zeros.cu":                {"mm_zeros"},
+		"solutions/ex1_blocktile_2d.cu": {"ex1_blocktile_2d"},
+		"solutions/ex2_split.cu":        {"ex2_split"},
+	}, Builds: map[string][][]string{
 		"6_vectorized.cu": {{"PAD=0"}},
 		"8_tf32_mma.cu":   {{"SPLIT3"}, {"SPLIT3", "ACC2"}, {"ACC2"}},
 		"7_warptile.cu":   warptileBuilds(),
 		"7b_any_shape.cu": {{"BM=128", "BN=128"}, {"BM=128", "BN=64"}, {"BM=64", "BN=128"}, {"BM=64", "BN=64"}, {"BM=64", "BN=32"}},
 		"9_split.cu":      {{"USE_BF16"}, {"HI_ONLY"}, {"ACC2"}, {"USE_BF16", "ACC2"}},
-	}
-	for _, f := range fs {
-		src, err := Source(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(src.Code, `extern "C"`) {
-			t.Errorf("%s: kernels must be extern \"C\" (unmangled names)", f)
-		}
-		for _, defs := range append([][]string{nil}, variants[f]...) {
-			for _, arch := range []string{"compute_80", "compute_90"} {
-				res, err := compile.PTX(src, compile.Options{Arch: arch, Defines: defs})
-				if err != nil {
-					t.Errorf("%s %v for %s: %v", f, defs, arch, err)
-					continue
-				}
-				if !strings.Contains(res.PTX, ".entry ") {
-					t.Errorf("%s %v: no kernel entry in the PTX", f, defs)
-				}
-				if res.Log != "" {
-					t.Logf("%s %v: %s", f, defs, res.Log)
-				}
-			}
-		}
-	}
+	}, Warnings: map[string]string{
+		"9_split.cu [HI_ONLY]": "the hi-only build declares the lo tiles' pointers and fragments and leaves them unused; the fix changes the file, which waits for a sanitizer pass on a GPU",
+	}})
 }
 
 // warptileBuilds are step 7's tuning builds, spelled out as lessons/matmul's WarpTileBuilds has the

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/compile/compiletest"
 )
 
-// Every kernel file compiles with NVRTC for Hopper (no GPU needed), starts with its header comment
-// and declares the kernels the lesson looks up; the cluster steps also compile for their cluster sizes.
+// Every kernel file compiles with NVRTC for Hopper (no GPU needed) without a warning, starts with its
+// header comment and declares the kernels the lesson looks up; the cluster steps also compile for
+// their cluster sizes, and ask for them.
 func TestEveryFileCompiles(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	want := map[string][]string{
+	compiletest.Check(t, compiletest.Folder{Dir: Kernels, Archs: []string{"compute_90"}, Kernels: map[string][]string{
 		"s1_naive.cu":                  {"softmax_naive"},
 		"s2_block_tree.cu":             {"softmax_block_tree"},
 		"s3_warp_float4.cu":            {"softmax_warp_float4"},
@@ -34,29 +35,7 @@ func TestEveryFileCompiles(t *testing.T) {
 		"util.cu":                      {"count_nonfinite_f32", "count_nonfinite_16"},
 		"solutions/ex1_warp_reduce.cu": {"softmax_ex1"},
 		"solutions/ex2_online.cu":      {"softmax_ex2"},
-	}
-	all := Kernels.List()
-	if len(all) != len(want) {
-		t.Errorf("files %v, want the %d files of the test", all, len(want))
-	}
-	for _, f := range all {
-		src, err := Source(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.HasPrefix(src.Code, "//") {
-			t.Errorf("%s: the file should start with a comment saying what changed and why", f)
-		}
-		res, err := compile.PTX(src, compile.Options{Arch: "compute_90"})
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, k := range want[f] {
-			if !strings.Contains(res.PTX, ".entry "+k+"(") {
-				t.Errorf("%s: no kernel %s in the PTX", f, k)
-			}
-		}
-	}
+	}})
 	for _, c := range []string{"CLUSTER=1", "CLUSTER=4", "CLUSTER=8"} {
 		src, _ := Source("s5_cluster.cu")
 		res, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: []string{c, "VECS=4"}})
