@@ -1,6 +1,7 @@
 package compiletest
 
 import (
+	"fmt"
 	"testing"
 	"testing/fstest"
 
@@ -14,7 +15,9 @@ type recorder struct {
 	errors []string
 }
 
-func (r *recorder) Errorf(format string, args ...any) { r.errors = append(r.errors, format) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
 
 // A sound folder passes; each fault fails it: a missing header comment, a compile error, a kernel
 // the lesson looks up that the file does not declare, a file the test does not list, a listed file
