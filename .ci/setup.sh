@@ -10,7 +10,8 @@
 #      (nvidia-cuda-dev, libnvrtc, libcuda1), without recommends. With only CUDA 13: 11.x/12.x
 #      headers beside it, from NVIDIA's cuda-driver-dev-12-x where that repository is configured,
 #      else nvidia-cuda-dev's include folder in /opt/cudalessons/cuda-<version>; or it stops,
-#      naming the package to install.
+#      naming the package to install. nvdisasm (for the SASS views) from the same toolkit or, when
+#      none is found, the distribution's nvidia-cuda-toolkit, without recommends.
 #   2. Jupyter from the distribution: notebook, nbconvert, nbclient (on Colab, Colab's own Jupyter
 #      instead); Chromium (Debian's package chromium), which the notebooks' browser test drives
 #      headless; JupyterHub (Debian's package jupyterhub), for the classroom hub (make hub) and
@@ -126,6 +127,30 @@ if [ -z "$KERNELS_CGO_INCLUDE" ] && [ -n "$KERNELS_NVRTC_LIBDIR" ]; then
   source "$root/.ci/env.sh"
 fi
 cuda_env_show | sed 's/^/setup: /' >&2 || { say "CUDA is still incomplete after installing (see above)"; exit 1; }
+# nvdisasm, which turns a kernel's cubin into SASS (the machine code the lessons' SASS tables count;
+# helpers/sass): from the toolkit whose NVRTC compiles the kernels where it has one (an 11.8 cubin
+# wants an 11.8 nvdisasm), else $CUDA_HOME/bin, /usr/local/cuda/bin or PATH. Without one, the
+# distribution's nvidia-cuda-toolkit (Debian non-free, Ubuntu multiverse: CUDA 11.8's command-line
+# tools, about 84 MB, with a g++ it needs), without recommends (no Nsight, no profiler GUI). Colab's
+# toolkit has its own.
+have_nvdisasm() {
+  local d
+  for d in "${KERNELS_NVRTC_INCLUDE:+${KERNELS_NVRTC_INCLUDE%/include}/bin}" "${CUDA_NVRTC_HOME:+$CUDA_NVRTC_HOME/bin}" \
+    "${CUDA_HOME:+$CUDA_HOME/bin}" "$sys_root/usr/local/cuda/bin"; do
+    [ -n "$d" ] && [ -x "$d/nvdisasm" ] && return 0
+  done
+  command -v nvdisasm >/dev/null
+}
+if ! have_nvdisasm; then
+  if [ "$colab" = 1 ]; then
+    say "Colab: no nvdisasm in its CUDA toolkit; the SASS views will say so (everything else works)"
+  elif [ "${ID:-}" = debian ] || [ "${ID:-}" = ubuntu ]; then
+    [ "${ID:-}" = debian ] && enable_debian_nonfree
+    apt_install nvidia-cuda-toolkit
+  else
+    say "no nvdisasm: the SASS views need one (a CUDA toolkit's bin/); everything else works without it"
+  fi
+fi
 
 # 2. Jupyter (Debian's packages install into /usr/bin/python3). On Colab, Colab's own Jupyter (pip's)
 #    is the one that starts the kernel: a second one from apt would never be used.

@@ -42,6 +42,9 @@ install)
       echo "#define CUDA_VERSION 11080" >"$CUDA_ENV_ROOT/usr/include/cuda.h"
       : >"$CUDA_ENV_ROOT/usr/include/nvrtc.h"; : >"$CUDA_ENV_ROOT/usr/include/cuda_fp16.h"
       : >"$CUDA_ENV_ROOT/usr/lib/x86_64-linux-gnu/libnvrtc.so" ;;
+    nvidia-cuda-toolkit) # Debian's: nvdisasm and the other command-line tools in /usr/bin
+      mkdir -p "$CUDA_ENV_ROOT/usr/bin" && printf '#!/bin/sh\n' >"$CUDA_ENV_ROOT/usr/bin/nvdisasm"
+      chmod +x "$CUDA_ENV_ROOT/usr/bin/nvdisasm" ;;
     esac
   done ;;
 download) : >"nvidia-cuda-dev_11.5.1~11.5.1-1ubuntu1_amd64.deb" ;;
@@ -468,8 +471,8 @@ func TestSetupColabWithoutJupyter(t *testing.T) {
 	}
 }
 
-// Debian without CUDA and with only a pip `jupyter` is what it was: Debian's CUDA 11.8 from non-free,
-// Debian's Jupyter, Chromium and JupyterHub, the kernel registered as GoNB writes it, nothing of the
+// Debian without CUDA and with only a pip `jupyter` is what it was: Debian's CUDA 11.8 from non-free
+// (and its nvidia-cuda-toolkit for nvdisasm, which the SASS views run), Debian's Jupyter, Chromium and JupyterHub, the kernel registered as GoNB writes it, nothing of the
 // Colab route.
 func TestSetupDebian(t *testing.T) {
 	r := newSetupRig(t)
@@ -479,7 +482,7 @@ func TestSetupDebian(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("setup failed: %v\n%s", res.err, res)
 	}
-	want := "nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 libcuda1 jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel chromium jupyterhub python3-yaml"
+	want := "nvidia-cuda-dev libnvrtc11.2 libnvrtc-builtins11.8 libcuda1 nvidia-cuda-toolkit jupyter-notebook jupyter-nbconvert jupyter-client python3-nbclient python3-ipykernel chromium jupyterhub python3-yaml"
 	if got := strings.Join(res.installs(), " "); got != want {
 		t.Errorf("apt-get installed\n  %s\nwant\n  %s\n%s", got, want, res)
 	}

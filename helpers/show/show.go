@@ -162,3 +162,11 @@ func (p *Progress) draw(label string) {
 		`<div style="font-family:sans-serif;font-size:13px">%s: %d/%d <i>%s</i><div style="background:#eee;width:420px;height:10px;border-radius:4px"><div style="background:#3b82f6;width:%d%%;height:10px;border-radius:4px"></div></div></div>`,
 		html.EscapeString(p.title), p.done, p.total, html.EscapeString(label), pct))
 }
+
+// Details displays preformatted text collapsed under a one-line summary (an HTML <details> block
+// the reader opens), or the summary and the text outside a notebook.
+func Details(summary, text string) {
+	h := fmt.Sprintf(`<details><summary>%s</summary><pre style="font-size:12px;line-height:1.35">%s</pre></details>`,
+		html.EscapeString(summary), html.EscapeString(text))
+	HTML(h, "--- "+summary+"\n"+text)
+}

@@ -1,0 +1,100 @@
+package sass
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// CountTable is the count table of a listing: one row per class of Classes that some kernel holds
+// (and the classes whose absence matters, such as 128-bit loads and spills, even at zero), one
+// column per kernel. The counts are of instructions in the code, not of instructions executed: a
+// load inside a loop counts once.
+func CountTable(l *Listing) show.Table {
+	t := show.Table{Title: fmt.Sprintf("SASS of %s for %s: instructions by kind", l.Source, l.Arch),
+		Header: []string{"instructions", "SASS"}}
+	all := make([][]Count, len(l.Kernels))
+	totals := make([]int, len(l.Kernels))
+	for i, k := range l.Kernels {
+		t.Header = append(t.Header, k.Name)
+		all[i], totals[i] = Counts(k)
+	}
+	for ci, c := range Classes {
+		row := []string{c.Name, c.SASS}
+		any := false
+		for i := range l.Kernels {
+			n := all[i][ci].N
+			any = any || n > 0
+			row = append(row, strconv.Itoa(n))
+		}
+		if any || c.Always {
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	row := []string{"every instruction", ""}
+	for _, n := range totals {
+		row = append(row, strconv.Itoa(n))
+	}
+	t.Rows = append(t.Rows, row)
+	t.Caption = "Counted in the machine code, not as executed (an instruction in a loop counts once). " + l.Provenance()
+	return t
+}
+
+// Provenance says how the listing was made: "NVRTC 11.8 for sm_90 (a real architecture, with
+// -lineinfo); disassembled by nvdisasm 11.8 (/usr/bin/nvdisasm)."
+func (l *Listing) Provenance() string {
+	return fmt.Sprintf("Compiled by NVRTC %s for %s; disassembled by %s.", l.NVRTC, l.Arch, l.Tool)
+}
+
+// Text is the listing, kernel by kernel, each run of instructions under the source line it came
+// from (with that line's text when the listing knows the source).
+func (l *Listing) Text() string {
+	var lines []string
+	if l.Code != "" {
+		lines = strings.Split(l.Code, "\n")
+	}
+	var b strings.Builder
+	for _, k := range l.Kernels {
+		fmt.Fprintf(&b, "// kernel %s: %d instructions\n", k.Name, len(k.Instructions))
+		lastFile, lastLine := "", -1
+		for _, in := range k.Instructions {
+			if in.File != lastFile || in.Line != lastLine {
+				lastFile, lastLine = in.File, in.Line
+				switch {
+				case in.Line == 0:
+					b.WriteString("      // (no source line)\n")
+				case in.Line <= len(lines):
+					fmt.Fprintf(&b, "      // line %d: %s\n", in.Line, strings.TrimSpace(lines[in.Line-1]))
+				default:
+					fmt.Fprintf(&b, "      // %s, line %d\n", baseName(in.File), in.Line)
+				}
+			}
+			pred := in.Pred
+			if pred != "" {
+				pred += " "
+			}
+			fmt.Fprintf(&b, "%04x  %4d  %s%s %s\n", in.Offset, in.Line, pred, in.Op, in.Args)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// Display shows the count table and, collapsed under it, the listing with source lines.
+func (l *Listing) Display() {
+	CountTable(l).Display()
+	n := 0
+	for _, k := range l.Kernels {
+		n += len(k.Instructions)
+	}
+	show.Details(fmt.Sprintf("SASS listing of %s for %s (%d instructions, each with its source line)", l.Source, l.Arch, n), l.Text())
+}
