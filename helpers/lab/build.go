@@ -17,6 +17,7 @@ type Program struct {
 	Kernels  map[string]*gpu.Kernel // empty in the no-GPU mode
 	env      *Env
 	module   *gpu.Module
+	opts     compile.Options // as built, for its SASS
 }
 
 // Build compiles src with NVRTC for the env's architecture and, in the GPU mode, loads it and looks
@@ -39,7 +40,7 @@ func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...str
 		if err != nil {
 			return nil, err
 		}
-		p = &Program{Source: src, Compiled: res, Kernels: map[string]*gpu.Kernel{}, env: e}
+		p = &Program{Source: src, Compiled: res, Kernels: map[string]*gpu.Kernel{}, env: e, opts: opts}
 		if e.GPU() {
 			if p.module, err = e.Session.Load(res.PTX); err != nil {
 				return nil, fmt.Errorf("%s: %w", src.Name, err)
@@ -51,6 +52,7 @@ func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...str
 		}
 		e.programs[key] = p
 	}
+	e.built = append(e.built, p)
 	if !e.GPU() {
 		return p, nil
 	}

@@ -61,6 +61,7 @@ type Env struct {
 	Quick bool
 
 	programs map[string]*Program // built sources, by source and options
+	built    []*Program          // every BuildWith's program, in order (Try shows the SASS of its own)
 }
 
 // Options tune Open.

@@ -45,6 +45,7 @@ func (e *Env) Try(t Trial, code string) error {
 			return err
 		}
 	}
+	mark := len(e.built)
 	reps, err := t.Compile(code)
 	if err != nil {
 		return err // a *compile.Error: the cell shows the log with the source lines
@@ -54,6 +55,7 @@ func (e *Env) Try(t Trial, code string) error {
 		who = "your " + t.Step
 	}
 	show.Reports("compile report of "+who, reps).Display()
+	e.showBuiltSASS(mark) // collapsed: the machine code of what was just compiled
 	if !e.GPU() {
 		if run, err := e.Recorded(t.Lesson); err == nil && t.Recorded != nil {
 			if recs := t.Recorded(run); len(recs) > 0 {

@@ -59,6 +59,9 @@ var tool = sync.OnceValues(func() (ToolInfo, error) {
 		}
 		path = p
 	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // /bin/nvdisasm is /usr/bin/nvdisasm where /bin links to /usr/bin
+	}
 	out, err := exec.Command(path, "--version").CombinedOutput()
 	if err != nil {
 		return ToolInfo{}, fmt.Errorf("%s --version: %v: %s", path, err, bytes.TrimSpace(out))

@@ -2,6 +2,7 @@ package sass
 
 import (
 	"fmt"
+	"html"
 	"strconv"
 	"strings"
 
@@ -97,4 +98,10 @@ func (l *Listing) Display() {
 		n += len(k.Instructions)
 	}
 	show.Details(fmt.Sprintf("SASS listing of %s for %s (%d instructions, each with its source line)", l.Source, l.Arch, n), l.Text())
+}
+
+// HTML is the count table and the listing folded into one <details> block under summary.
+func (l *Listing) HTML(summary string) string {
+	return fmt.Sprintf(`<details><summary>%s</summary>%s<details><summary>listing, each run of instructions under its source line</summary><pre style="font-size:12px;line-height:1.35">%s</pre></details></details>`,
+		html.EscapeString(summary), CountTable(l).HTML(), html.EscapeString(l.Text()))
 }
