@@ -167,6 +167,9 @@ func Walk(env *lab.Env, step string) error {
 	if c, ok := RefusedOn(env.Device())[st.Name]; ok {
 		return c.Err()
 	}
+	if src, err := st.Source(""); err == nil {
+		env.ShowSASSCollapsed(src, compileOpts(st))
+	}
 	run, rerr := env.Shown(Lesson)
 	if rerr != nil && !errors.Is(rerr, lab.ErrNoRecord) {
 		return rerr

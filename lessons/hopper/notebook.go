@@ -138,6 +138,9 @@ func Walk(env *lab.Env, step string) error {
 	if found {
 		show.Reports("compile report of "+st.Kernel+" at "+at, []record.KernelReport{rep}).Display()
 	}
+	if NeedHopper(st.Name, env.Device()) == nil {
+		env.ShowSASSCollapsed(src, st.Options(FP16, env.Device()))
+	}
 	if rerr != nil {
 		if errors.Is(rerr, lab.ErrNoRecord) {
 			return nil

@@ -172,6 +172,7 @@ func Walk(env *lab.Env, step string) error {
 		}
 	}
 	show.Reports("compile report of "+st.Kernel+" at 4096^3", []record.KernelReport{rep}).Display()
+	env.ShowSASSCollapsed(src, st.OptionsOn(env.Arch(), env.Device()))
 	if rerr != nil {
 		if errors.Is(rerr, lab.ErrNoRecord) {
 			return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -180,6 +181,7 @@ func Walk(env *lab.Env, step string) error {
 		}
 	}
 	show.Reports("compile report of "+st.Kernel+" at the article's shape", []record.KernelReport{rep}).Display()
+	env.ShowSASSCollapsed(src, compile.Options{Defines: st.Defines})
 	if rerr != nil {
 		if errors.Is(rerr, lab.ErrNoRecord) {
 			return nil

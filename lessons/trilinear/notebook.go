@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -110,6 +111,9 @@ func Walk(env *lab.Env, step string) error {
 		rep = prog.Report(st.Kernel, l.Config.Block.Count(), 0)
 	}
 	show.Reports("compile report of "+st.Kernel+" at the article's shape", []record.KernelReport{rep}).Display()
+	if src, err := kt.Source(st.File); err == nil {
+		env.ShowSASSCollapsed(src, compile.Options{})
+	}
 	if run == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package vecadd
 import (
 	"fmt"
 
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
@@ -94,6 +95,7 @@ func walkRun(env *lab.Env, step, code string) error {
 		return err
 	}
 	show.Reports("compile report", []record.KernelReport{prog.Report(s.Kernel, Block, 0)}).Display()
+	env.ShowSASSCollapsed(source, compile.Options{})
 	if !env.GPU() {
 		rec, err := env.Recorded(ID)
 		if err != nil {
