@@ -11,3 +11,9 @@ import "embed"
 //
 //go:embed *.json
 var FS embed.FS
+
+// Profiles holds the recorded Nsight Compute profiles, profiles/<lesson>.json (cmd/profile,
+// helpers/nsight).
+//
+//go:embed profiles
+var Profiles embed.FS
