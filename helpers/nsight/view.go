@@ -129,7 +129,7 @@ func Table(f *File) show.Table {
 			qs = append(qs, p.Step+": "+p.Note)
 		}
 	}
-	t.Caption = show.Sentences(strings.Join(qs, " "), "One launch of each kernel, profiled once by Nsight Compute (its replays give every counter one run of the same launch).",
+	t.Caption = show.Sentences(strings.Join(qs, " "), "One launch of each kernel, profiled once by Nsight Compute (its replays give every counter one run of the same launch, with caches flushed and clocks locked to base, so the duration is longer than the suite's timing).",
 		"Recorded on "+f.Receipt.String()+".")
 	return t
 }
