@@ -48,6 +48,15 @@ gpus: setup
 sanitize: setup
 	@source .ci/env.sh && go run ./cmd/sanitize -out $(OUT) $(ARGS)
 
+# Nsight Compute profiles of each lesson's chosen steps (cmd/profile): each step run once by its Try
+# cell in a child process under ncu; one JSON file per lesson in $(OUT)/profiles, which the notebooks
+# show from results/profiles (ARGS="-out results/profiles" records them there). Needs a GPU, the CUDA
+# toolkit's ncu and the GPU's performance counters (root, or docs/INSTRUCTORS.md). For example:
+# make profile ARGS="-lessons 00_setup,03_matmul"
+.PHONY: profile
+profile: setup
+	@source .ci/env.sh && go run ./cmd/profile -out $(OUT)/profiles $(ARGS)
+
 # The classroom: JupyterHub serving the suite to the students of a roster (a plain file of user names,
 # each optionally with a GPU), each logging in with their own account to their own server, copy of
 # the notebooks and GPU (.ci/hub.sh; docs/INSTRUCTORS.md). Run as root, on port 8000 unless PORT is
