@@ -131,8 +131,9 @@ cuda_env_show | sed 's/^/setup: /' >&2 || { say "CUDA is still incomplete after 
 # helpers/sass): from the toolkit whose NVRTC compiles the kernels where it has one (an 11.8 cubin
 # wants an 11.8 nvdisasm), else $CUDA_HOME/bin, /usr/local/cuda/bin or PATH. Without one, the
 # distribution's nvidia-cuda-toolkit (Debian non-free, Ubuntu multiverse: CUDA 11.8's command-line
-# tools, about 84 MB, with a g++ it needs), without recommends (no Nsight, no profiler GUI). Colab's
-# toolkit has its own.
+# tools, about 84 MB, with a g++ it needs), without recommends (no Nsight, no profiler GUI), when
+# NVRTC is the distribution's too; a toolkit without one is named, not changed. Colab's toolkit has
+# its own.
 have_nvdisasm() {
   local d
   for d in "${KERNELS_NVRTC_INCLUDE:+${KERNELS_NVRTC_INCLUDE%/include}/bin}" "${CUDA_NVRTC_HOME:+$CUDA_NVRTC_HOME/bin}" \
@@ -144,9 +145,13 @@ have_nvdisasm() {
 if ! have_nvdisasm; then
   if [ "$colab" = 1 ]; then
     say "Colab: no nvdisasm in its CUDA toolkit; the SASS views will say so (everything else works)"
+  elif [ "$KERNELS_NVRTC_INCLUDE" != "$sys_root/usr/include" ]; then
+    # NVRTC comes from a CUDA toolkit: the distribution's toolkit would bring its own libcuda1 beside
+    # that toolkit's driver, so name the toolkit's own package instead.
+    say "no nvdisasm beside CUDA $KERNELS_NVRTC_CUDA (${KERNELS_NVRTC_INCLUDE%/include}): the SASS views need one; install that toolkit's cuda-nvdisasm package (everything else works without it)"
   elif [ "${ID:-}" = debian ] || [ "${ID:-}" = ubuntu ]; then
     [ "${ID:-}" = debian ] && enable_debian_nonfree
-    apt_install nvidia-cuda-toolkit
+    apt_install nvidia-cuda-toolkit || say "installing nvidia-cuda-toolkit failed: the SASS views will say that nvdisasm is missing (everything else works)"
   else
     say "no nvdisasm: the SASS views need one (a CUDA toolkit's bin/); everything else works without it"
   fi

@@ -502,3 +502,25 @@ func TestSetupDebian(t *testing.T) {
 		t.Errorf("setup does not end in no-GPU mode\n%s", res)
 	}
 }
+
+// Debian with a CUDA 13 toolkit that lacks nvdisasm: setup names the toolkit's package and installs
+// nothing of the distribution's CUDA (its libcuda1 would sit beside the toolkit's driver).
+func TestSetupDebianToolkitWithoutNvdisasm(t *testing.T) {
+	r := newSetupRig(t)
+	r.osRelease(t, bookworm)
+	r.colabToolkit(t, "cuda-13.0", 13000)
+	r.stub(t, "apt-get", "apt-cache", "jupyter", "go", "sudo")
+	write(t, filepath.Join(r.conf, "available"), "cuda-driver-dev-12-9\n")
+	res := r.run(t, "KERNELS_COLAB=0")
+	if res.err != nil {
+		t.Fatalf("setup failed: %v\n%s", res.err, res)
+	}
+	for _, p := range res.installs() {
+		if p == "nvidia-cuda-toolkit" || p == "nvidia-cuda-dev" {
+			t.Errorf("apt-get installed %s beside a CUDA toolkit\n%s", p, res)
+		}
+	}
+	if !strings.Contains(res.out, "install that toolkit's cuda-nvdisasm package") {
+		t.Errorf("setup does not say how to get nvdisasm\n%s", res)
+	}
+}
