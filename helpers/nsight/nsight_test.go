@@ -88,6 +88,14 @@ func TestStallsTableAndChart(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}
 	}
+	if !strings.Contains(text, "dram__bytes_read.sum") && !strings.Contains(text, "DRAM bytes read") {
+		t.Errorf("a command-line metric is missing:\n%s", text)
+	}
+	f.Profiles[0].Kernel.Metrics = append(f.Profiles[0].Kernel.Metrics, Metric{Section: CommandLineSection, Name: "l1tex__m_dsmem_bytes.sum", Unit: "byte", Value: 2048, OK: true})
+	if text := Table(f).Text(); !strings.Contains(text, "l1tex__m_dsmem_bytes.sum") || !strings.Contains(text, "2.0 kB") {
+		t.Errorf("a command-line metric that no row names is not shown by name:\n%s", text)
+	}
+	f.Profiles[0].Kernel.Metrics = f.Profiles[0].Kernel.Metrics[:len(f.Profiles[0].Kernel.Metrics)-1]
 	if strings.Contains(text, "bank conflicts") {
 		t.Errorf("a row no profile has is shown:\n%s", text)
 	}

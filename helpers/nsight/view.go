@@ -10,6 +10,9 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
+// CommandLineSection is the section ncu files the metrics asked with --metrics under.
+const CommandLineSection = "Command line profiler metrics"
+
 // Row is a line of the profile table: a metric of ncu's details page (by section and name) or a
 // command-line metric, as the table labels it.
 type Row struct {
@@ -119,6 +122,31 @@ func Table(f *File) show.Table {
 		if any {
 			t.Rows = append(t.Rows, row)
 		}
+	}
+	// Command-line metrics no row names (those picked by pattern on the GPU): a row each, by name.
+	named := map[string]bool{}
+	for _, r := range Rows {
+		named[r.Name] = true
+	}
+	var extra []string
+	for _, p := range f.Profiles {
+		for _, m := range p.Kernel.Metrics {
+			if m.Section == CommandLineSection && !named[m.Name] && !strings.HasPrefix(m.Name, stallPrefix) {
+				named[m.Name] = true
+				extra = append(extra, m.Name)
+			}
+		}
+	}
+	for _, name := range extra {
+		row := []string{name}
+		for _, p := range f.Profiles {
+			if m, ok := p.Kernel.find(Row{Name: name}); ok {
+				row = append(row, Format(m))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	var qs []string
 	for _, p := range f.Profiles {
