@@ -59,7 +59,8 @@ func (e *Env) ShowSASSCollapsed(src compile.Source, opts compile.Options) {
 	}
 	n := 0
 	for _, k := range l.Kernels {
-		n += len(k.Instructions)
+		_, runs := sass.Counts(k)
+		n += runs
 	}
 	summary := fmt.Sprintf("SASS of %s %s: %d instructions, counted by kind", src.Name, e.sassWhose(l), n)
 	show.HTML(l.HTML(summary), "--- "+summary+"\n"+sass.CountTable(l).Text())

@@ -54,7 +54,7 @@ var Classes = []Class{
 	{Name: "local loads (spills)", SASS: "LDL", Always: true, match: op("LDL")},
 	{Name: "local stores (spills)", SASS: "STL", Always: true, match: op("STL")},
 	{Name: "FP32 fused multiply-adds", SASS: "FFMA", match: op("FFMA")},
-	{Name: "FP16 fused multiply-adds", SASS: "HFMA2", match: op("HFMA2")},
+	{Name: "FP16x2 fused multiply-adds (some only move registers)", SASS: "HFMA2", match: op("HFMA2")},
 	{Name: "tensor core mma.sync", SASS: "HMMA", match: op("HMMA")},
 	{Name: "tensor core wgmma (Hopper)", SASS: "HGMMA", match: op("HGMMA")},
 	{Name: "special functions (exp, rcp, ...)", SASS: "MUFU", match: op("MUFU")},

@@ -58,7 +58,12 @@ func (l *Listing) Text() string {
 	}
 	var b strings.Builder
 	for _, k := range l.Kernels {
-		fmt.Fprintf(&b, "// kernel %s: %d instructions\n", k.Name, len(k.Instructions))
+		_, runs := Counts(k)
+		fmt.Fprintf(&b, "// kernel %s: %d instructions", k.Name, runs)
+		if pad := len(k.Instructions) - runs; pad > 0 {
+			fmt.Fprintf(&b, " and %d that never run (@!PT, padding)", pad)
+		}
+		b.WriteString("\n")
 		lastFile, lastLine := "", -1
 		for _, in := range k.Instructions {
 			if in.File != lastFile || in.Line != lastLine {
@@ -95,7 +100,8 @@ func (l *Listing) Display() {
 	CountTable(l).Display()
 	n := 0
 	for _, k := range l.Kernels {
-		n += len(k.Instructions)
+		_, runs := Counts(k)
+		n += runs
 	}
 	show.Details(fmt.Sprintf("SASS listing of %s for %s (%d instructions, each with its source line)", l.Source, l.Arch, n), l.Text())
 }
