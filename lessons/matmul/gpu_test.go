@@ -155,14 +155,15 @@ func TestMultiply(t *testing.T) {
 	}
 }
 
-// checkMultiply multiplies inputs of shape s with Multiply (one of A's values over fp16's range when
-// big is true), fails t unless it used the step named want, and checks every output (s is small)
-// or a sample of them against the float64 reference.
+// checkMultiply multiplies inputs of shape s with Multiply (one of A's values 1e12 when big is true:
+// its row spans more binades than the fp16 split keeps, so the 3xTF32 split takes it), fails t
+// unless it used the step named want, and checks every output (s is small) or a sample of them
+// against the float64 reference.
 func checkMultiply(t *testing.T, env *lab.Env, s Shape, big bool, want string) {
 	t.Helper()
 	a, b := Inputs(s, 3)
 	if big {
-		a[5] = 1e5 // over fp16's range: the fp16 split would overflow
+		a[5] = 1e12 // about 40 binades over its row's smallest entries: past the fp16 split's 28
 	}
 	got, st, err := Multiply(env, a, s.M, s.K, b, s.K, s.N)
 	if err != nil {
@@ -344,5 +345,28 @@ func checkPadded(t *testing.T, env *lab.Env, s Shape, seed uint64) {
 	p.padAlways = true
 	if ran := checkSteps(t, p, []Step{AnyShape}); len(ran) != 1 {
 		t.Errorf("%v: the any-shape step did not run", s)
+	}
+}
+
+// Multiply on the hostile products (HostileInputs) at the shape where the split runs: each runs
+// the step Choose names, of the kind the input is built for, and every element is within the
+// rounding model's bound of the float64 product (ElementBound), with IEEE's Inf and NaN where the
+// float64 product rounded to float32 has them.
+func TestMultiplyHostile(t *testing.T) {
+	env := labtest.Open(t)
+	s := Shape{M: 256, N: 384, K: 160}
+	for _, h := range HostileInputs(s, 11) {
+		ch := Choose(s, env.Session.Device, h.A, h.B)
+		got, st, err := Multiply(env, h.A, s.M, s.K, h.B, s.K, s.N)
+		if err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		t.Logf("%s: %s (%s)", h.Name, st.Name, ch.Why)
+		if st.Name != ch.Step.Name || (env.Session.Device.CC() >= 80 && st.DType != h.Takes) {
+			t.Errorf("%s: ran %s (%s), Choose says %s, built for a %s step", h.Name, st.Name, st.DType, ch.Step.Name, h.Takes)
+		}
+		if bad, first := CompareBound(s, h.A, h.B, got, st.DType); bad > 0 {
+			t.Errorf("%s with %s: %d of %d elements out of bounds; first %s", h.Name, st.Name, bad, len(got), first)
+		}
 	}
 }
