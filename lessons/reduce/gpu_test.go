@@ -508,3 +508,36 @@ func TestZeroLengthRowsOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// The layer norm op forward and backward on the magnitudes a model produces beyond the lesson's
+// uniform inputs, at a length of each path of its dispatch: constant samples (variance 0: y is the
+// bias), constant at 1e30, samples near 1e-30 (variance far below eps), near 1e-3 (variance near
+// eps), near 1e15 (squares near 1e30, still inside float32) and near 2^-130 (subnormals): y, dx,
+// dweight and dbias against the float64 references at LNOpCheck's tolerances. (A sample whose
+// spread is far below its mean is ill-conditioned in float32 whatever the algorithm: the lesson's
+// shifted inputs and ShiftedTolerance cover it.)
+func TestLayerNormOpHostile(t *testing.T) {
+	env := labtest.Open(t)
+	kinds := []struct {
+		name       string
+		scale, add float32
+	}{{"constant 3.5", 0, 3.5}, {"constant 1e30", 0, 1e30}, {"near 1e-30", 1e-30, 0}, {"near 1e-3", 1e-3, 0},
+		{"near 1e15", 1e15, 0}, {"near 2^-130", 0x1p-130, 0}}
+	for i, M := range []int{768, 1001, 65540, 300001} {
+		N := len(kinds)
+		xs := Uniform(F32, N*M, -1, 1, uint64(1000+i))
+		for n, k := range kinds {
+			for j := n * M; j < (n+1)*M; j++ {
+				xs[j] = xs[j]*k.scale + k.add
+			}
+		}
+		r, err := LNOpCheckOn(env, xs, []int{N, M}, 1, uint64(1010+i))
+		if err != nil {
+			t.Fatalf("(%d, %d): %v", N, M, err)
+		}
+		t.Log(r)
+		if !r.OK() {
+			t.Errorf("samples %v of (%d, %d): %v", kinds, N, M, r)
+		}
+	}
+}

@@ -292,6 +292,12 @@ func (r LNOpResult) String() string {
 // uniform in [-1, 1)) and compares y, dx, dweight and dbias with the float64 references at
 // check.FP32 (the gradients with LNBackwardTolerance's floor for zero references), every element.
 func LNOpCheck(env *lab.Env, shape []int, dims int, seed uint64) (LNOpResult, error) {
+	return LNOpCheckOn(env, nil, shape, dims, seed)
+}
+
+// LNOpCheckOn is LNOpCheck with x's values given (nil: LNOpInputs's uniform ones); weight, bias
+// and dy are LNOpCheck's.
+func LNOpCheckOn(env *lab.Env, xs []float32, shape []int, dims int, seed uint64) (LNOpResult, error) {
 	res := LNOpResult{Shape: shape, Dims: dims}
 	op, err := NewLayerNormOp(env, dims)
 	if err != nil {
@@ -300,6 +306,12 @@ func LNOpCheck(env *lab.Env, shape []int, dims int, seed uint64) (LNOpResult, er
 	op.Poison = true
 	defer op.Free()
 	x, w, b := LNOpInputs(shape, dims, seed)
+	if xs != nil {
+		if len(xs) != x.Len() {
+			return res, fmt.Errorf("layer norm check: %d values for x of shape %v", len(xs), shape)
+		}
+		x = autograd.Param("x", check.Float64s(xs), shape...)
+	}
 	N, M, err := LNShape(dims, []*autograd.Tensor{x, w, b})
 	if err != nil {
 		return res, err
