@@ -84,6 +84,9 @@ func SoftmaxLauncher(env *lab.Env, x, y *gpu.Buffer[float32], rows, cols int) (r
 // of torch.softmax(x, dim=-1): one float32 input of any shape. The forward runs PickSoftmax's step,
 // the backward s10_backward.cu (dx = y * (dy - sum(dy * y)) per row) from the forward's output. An
 // input with no element launches nothing. Free releases what the op keeps for its backwards.
+// Non-finite inputs give what torch.softmax gives, on every step: masked (-inf) entries of a row
+// with a finite entry are exactly 0 in y and dx, and a row all -inf, or with a +inf or a NaN, is
+// NaN in y and dx.
 type SoftmaxOp struct {
 	env *lab.Env
 	// Poison fills every output with NaN before the kernels write it, so that the checks catch an
