@@ -204,3 +204,34 @@ func TestHostileInputsChoose(t *testing.T) {
 		}
 	}
 }
+
+// CompareBound takes IEEE's Inf and NaN: a float32 product on the host (float64 sums rounded
+// once) passes on every hostile input, overflow included; a finite value where the product
+// overflows, or a number where it is NaN, fails.
+func TestCompareBoundNonFinite(t *testing.T) {
+	s := Shape{M: 128, N: 128, K: 32}
+	for _, h := range HostileInputs(s, 4) {
+		c := make([]float32, s.M*s.N)
+		for i := range s.M {
+			for j := range s.N {
+				sum := 0.0
+				for l := range s.K {
+					sum += float64(h.A[i*s.K+l]) * float64(h.B[l*s.N+j])
+				}
+				c[i*s.N+j] = float32(sum)
+			}
+		}
+		if bad, first := CompareBound(s, h.A, h.B, c, "float32"); bad != 0 {
+			t.Errorf("%s: the rounded float64 product fails: %s", h.Name, first)
+		}
+		for k, v := range c {
+			if math.IsInf(float64(v), 0) || v != v {
+				c[k] = 1
+				if bad, _ := CompareBound(s, h.A, h.B, c, "float32"); bad != 1 {
+					t.Errorf("%s: 1 where the product is %g passes", h.Name, v)
+				}
+				break
+			}
+		}
+	}
+}

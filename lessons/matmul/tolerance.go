@@ -100,11 +100,11 @@ func ElementBound(dtype string, K int) float64 {
 }
 
 // CompareBound checks got, the m x n product of a (m x k) and b (k x n), element by element against
-// the float64 product with IEEE's non-finite results: where the float64 product rounded to float32
-// is Inf or NaN (an Inf or NaN input, or a result past float32's range), got must be the same;
-// elsewhere |got - want| <= ElementBound(dtype, k) sum_j |a_ij b_jk| + 2^-149 (float32's smallest
-// spacing, for results that fall among its subnormals). It returns the number of elements out of
-// bounds and a description of the first.
+// the float64 product with IEEE's non-finite results: where the float64 product is NaN, or Inf
+// (from an Inf or NaN input), got must be the same; elsewhere |got - want| <= ElementBound(dtype, k)
+// sum_j |a_ij b_jk| + 2^-149 (float32's smallest spacing, for results among its subnormals), and an
+// Inf in got (overflow) must have want's sign and want within that bound of float32's largest. It
+// returns the number of elements out of bounds and a description of the first.
 func CompareBound(s Shape, a, b, got []float32, dtype string) (bad int, first string) {
 	u := ElementBound(dtype, s.K)
 	for i := range s.M {
@@ -115,15 +115,17 @@ func CompareBound(s Shape, a, b, got []float32, dtype string) (bad int, first st
 				want += p
 				mag += math.Abs(p)
 			}
-			g, w32 := got[i*s.N+j], float32(want)
+			g, w32, tol := got[i*s.N+j], float32(want), u*mag+0x1p-149
 			var ok bool
 			switch {
-			case w32 != w32:
+			case w32 != w32: // an Inf - Inf or a NaN input
 				ok = g != g
-			case math.IsInf(float64(w32), 0):
+			case math.IsInf(want, 0): // an Inf input
 				ok = g == w32
-			default:
-				ok = math.Abs(float64(g)-want) <= u*mag+0x1p-149
+			case math.IsInf(float64(g), 0): // overflow: right when the bound reaches float32's largest
+				ok = (g > 0) == (want > 0) && math.Abs(want)+tol >= math.MaxFloat32
+			default: // past float32's largest, a finite g is wrong by more than the bound
+				ok = math.Abs(float64(g)-want) <= tol
 			}
 			if !ok {
 				if bad == 0 {
