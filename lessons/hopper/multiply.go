@@ -49,7 +49,8 @@ func (mu Multiplier) Choose(s matmul.Shape, d gpu.DeviceInfo, a, b []float32) (n
 	return Split.Name, fmt.Sprintf("the fp16x3 split on rows of A and columns of B moved by powers of two to 2^%d (widest span %d binades, at most %d)", matmul.SplitTop, r.Span, matmul.SplitSpanFP16), row, col
 }
 
-// UsesSplit reports whether Multiply runs the split on s on d (for inputs in fp16's range).
+// UsesSplit reports whether Multiply runs the split on s on d (for finite inputs whose rows and
+// columns span at most matmul.SplitSpanFP16 binades: Choose checks them).
 func (mu Multiplier) UsesSplit(s matmul.Shape, d gpu.DeviceInfo) bool {
 	_, err := Split.Plan(s, d)
 	return err == nil && int64(s.M)*int64(s.N)*int64(s.K) >= mu.MinMACs
