@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -368,5 +369,45 @@ func TestMultiplyHostile(t *testing.T) {
 		if bad, first := CompareBound(s, h.A, h.B, got, st.DType); bad > 0 {
 			t.Errorf("%s with %s: %d of %d elements out of bounds; first %s", h.Name, st.Name, bad, len(got), first)
 		}
+	}
+}
+
+// The GPU autograd op on the hostile products, forward and backward: dA = dC·Bᵀ and dB = Aᵀ·dC are
+// products of hostile operands too, so each is checked like C, against the float64 product under
+// the bound of the step Choose picks for its own operands.
+func TestAutogradOpHostile(t *testing.T) {
+	env := labtest.Open(t)
+	s := Shape{M: 256, N: 384, K: 160}
+	op, d := GPUOp(env), env.Session.Device
+	for i, h := range HostileInputs(s, 17) {
+		dc, _ := Inputs(Shape{M: s.M, N: s.N, K: s.N}, uint64(40+i)) // dC (M x N), uniform in [-1, 1)
+		dc = dc[:s.M*s.N]
+		a := autograd.Param("A", float64s(h.A), s.M, s.K)
+		b := autograd.Param("B", float64s(h.B), s.K, s.N)
+		tp := autograd.NewTape()
+		c, err := tp.Apply(op, a, b)
+		if err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		if err := tp.BackwardWith(c, autograd.New("dC", float64s(dc), s.M, s.N)); err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		bt, at := transpose(h.B, s.K, s.N), transpose(h.A, s.M, s.K)
+		for _, g := range []struct {
+			name string
+			grad *autograd.Tensor
+			s    Shape
+			x, y []float32
+		}{{"C", c, s, h.A, h.B}, {"dA", a.Grad, Shape{M: s.M, N: s.K, K: s.N}, dc, bt}, {"dB", b.Grad, Shape{M: s.K, N: s.N, K: s.M}, at, dc}} {
+			got, err := float32s(g.grad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := Choose(g.s, d, g.x, g.y).Step
+			if bad, first := CompareBound(g.s, g.x, g.y, got, st.DType); bad > 0 {
+				t.Errorf("%s, %s with %s: %d of %d elements out of bounds; first %s", h.Name, g.name, st.Name, bad, len(got), first)
+			}
+		}
+		tp.Free()
 	}
 }
