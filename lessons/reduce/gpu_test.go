@@ -4,10 +4,12 @@ package reduce
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/autograd"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -540,4 +542,51 @@ func TestLayerNormOpHostile(t *testing.T) {
 			t.Errorf("samples %v of (%d, %d): %v", kinds, N, M, r)
 		}
 	}
+}
+
+// A sample whose squared deviations overflow float32 (near 1e20) comes out NaN on every path of
+// the op's dispatch, never silently the bias, and the sample beside it is still right.
+func TestLayerNormOpOutOfRange(t *testing.T) {
+	env := labtest.Open(t)
+	for i, M := range []int{768, 1001, 65540, 300001} {
+		xs := Uniform(F32, 2*M, -1, 1, uint64(1020+i))
+		for j := range M {
+			xs[j] *= 1e20
+		}
+		x := autograd.New("x", check.Float64s(xs), 2, M)
+		_, w, b := LNOpInputs([]int{2, M}, 1, uint64(1030+i))
+		op, err := NewLayerNormOp(env, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.Poison = true
+		tp := autograd.NewTape()
+		y, err := tp.Apply(op, x, w, b)
+		if err != nil {
+			t.Fatalf("(2, %d): %v", M, err)
+		}
+		got, err := y.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(got[:M], func(v float64) bool { return v == v }); i >= 0 {
+			t.Errorf("(2, %d) with %v: y[0][%d] = %g for a sample whose variance overflows float32, want NaN", M, op.Launches, i, got[i])
+		}
+		wv, _ := w.Values()
+		bv, _ := b.Values()
+		want, _, _ := LayerNormSample(xs[M:], float32sOf(wv), float32sOf(bv), LNEps)
+		if r := check.Compare(got[M:], want, check.FP32); !r.OK {
+			t.Errorf("(2, %d) with %v: the sample in range: %v", M, op.Launches, r.Err())
+		}
+		tp.Free()
+		op.Free()
+	}
+}
+
+func float32sOf(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }

@@ -18,6 +18,8 @@ import (
 // where it fits in all SMs, step 4 where float4 applies, step 3 otherwise) and the backward runs l7_backward.cu (float4 or single floats).
 // No sample (a leading dimension of 0) launches nothing. Tensors are float32 on the device; host
 // inputs are uploaded on first use. Free releases the statistics the op keeps for its backward.
+// Constant samples give the bias; a sample whose squared deviations overflow float32 (deviations
+// from its mean beyond about 1.8e19) comes out NaN in y and dx, never silently the bias.
 type LayerNormOp struct {
 	env  *lab.Env
 	Dims int
