@@ -1,7 +1,8 @@
 // Package check compares a GPU result with a float64 CPU reference.
 //
-// A result passes when it has no NaN or Inf where the reference is finite, its relative L2 error
-// (||got-want|| / ||want||) is within Tolerance.RelL2, and every element is within
+// A result passes when it has no NaN or Inf where the reference is finite and a NaN or Inf
+// wherever the reference has one, its relative L2 error (||got-want|| / ||want||) is within
+// Tolerance.RelL2, and every element is within
 // Abs + Rel*|want| of the reference (the allclose rule). Both the norm and the element rule are
 // needed: a norm alone lets a few wrong elements hide among millions, and an element rule alone with
 // a loose absolute tolerance passes an all-zero output for tiny values (KernelBench's softmax lesson).
@@ -108,7 +109,7 @@ type Result struct {
 	RMS       float64   `json:"rms,omitempty"` // RMS of the finite errors, judged against 3 Floor when the tolerance has one
 	MaxAbs    float64   `json:"max_abs"`
 	NonFinite int       `json:"non_finite"` // NaN or Inf where the reference is finite: unwritten or overflowed elements
-	Bad       int       `json:"bad"`        // elements outside Abs + Rel*|want|
+	Bad       int       `json:"bad"`        // elements outside Abs + Rel*|want|, or finite where the reference is NaN or Inf
 	FirstBad  int       `json:"first_bad"`  // index of the first bad or non-finite element, -1 if none
 	Tol       Tolerance `json:"tolerance"`
 	OK        bool      `json:"ok"`
@@ -132,6 +133,13 @@ func Compare(got, want []float64, tol Tolerance) Result {
 				if r.FirstBad < 0 {
 					r.FirstBad = i
 				}
+			}
+			continue
+		}
+		if math.IsNaN(w) || math.IsInf(w, 0) { // a finite result where the reference is not: out of any bound
+			r.Bad++
+			if r.FirstBad < 0 {
+				r.FirstBad = i
 			}
 			continue
 		}

@@ -11,10 +11,16 @@
 // blocks through ln_welford_finalize (one block per sample merging the P partial triples).
 // ln_normalize then writes (x - mean) * rstd * w + b over grid (P, N), like step 2.
 // Cost: one division per float4 and a few more multiplies, hidden behind the memory traffic.
+// Out of range: a sample whose squared deviations overflow float32 (deviations from its mean beyond
+// about 1.8e19) gets rstd = NaN, so its outputs are NaN, not silently the bias (rstd_of).
 // Launch: ln_welford_partials and ln_normalize grid (P, N), block 256; ln_welford_finalize grid N,
 // block 256. Limits: M < 2^24 (counts are floats, exact below 2^24); vec = 1 needs M % 4 == 0 and
 // 16-byte aligned x, y.
 #define THREADS 256
+// rstd_of is 1 / sqrt(var + eps), or NaN when the variance overflowed float32 (squared deviations
+// past 3.4e38: deviations from the mean beyond about 1.8e19): rsqrt(inf) = 0 would silently give
+// every output the bias; NaN says the sample is out of range.
+__device__ float rstd_of(float var, float eps) { return var == __int_as_float(0x7f800000) ? __int_as_float(0x7fffffff) : rsqrtf(var + eps); }
 
 struct Welford {
     float n, mean, m2;
@@ -79,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) ln_welford_finalize(const 
     a = block_welford(a, sh);
     if (threadIdx.x == 0) {
         mean_out[blockIdx.x] = a.mean;
-        rstd_out[blockIdx.x] = rsqrtf(a.m2 / M + eps);
+        rstd_out[blockIdx.x] = rstd_of(a.m2 / M, eps);
     }
 }
 

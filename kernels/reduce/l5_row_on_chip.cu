@@ -20,6 +20,8 @@
 //     a row of 1024 spends its time in barriers and launches.
 //   ln_block_row: 1024 < M <= what dynamic shared memory holds (about 57K floats on an H100). One
 //     block of 512 threads per sample; the row is staged in shared memory as it is loaded.
+// Out of range: a sample whose squared deviations overflow float32 (deviations from its mean beyond
+// about 1.8e19) gets rstd = NaN, so its outputs are NaN, not silently the bias (rstd_of).
 // Launch: ln_warp_rows grid ceil(N / 8), block 256; ln_block_row grid N, block 512, dynamic shared
 // memory 4 * M bytes (over 48 KB needs the opt-in, which the lab's launcher sets). vec = 1 (float4)
 // needs M % 4 == 0 and 16-byte aligned x, y, w, b; vec = 0 takes any M and alignment. The backward
@@ -27,6 +29,10 @@
 #define WARP_ROWS 8
 #define PER_LANE 32 // floats per lane in ln_warp_rows: M <= 32 * 32
 #define ROW_THREADS 512
+// rstd_of is 1 / sqrt(var + eps), or NaN when the variance overflowed float32 (squared deviations
+// past 3.4e38: deviations from the mean beyond about 1.8e19): rsqrt(inf) = 0 would silently give
+// every output the bias; NaN says the sample is out of range.
+__device__ float rstd_of(float var, float eps) { return var == __int_as_float(0x7f800000) ? __int_as_float(0x7fffffff) : rsqrtf(var + eps); }
 
 __device__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -71,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(WARP_ROWS * 32) ln_warp_rows(const 
         const float d = j < M ? v[i] - mean : 0.f;
         q += d * d;
     }
-    const float rstd = rsqrtf(warp_sum(q) / M + eps);
+    const float rstd = rstd_of(warp_sum(q) / M, eps);
 #pragma unroll
     for (int i = 0; i < PER_LANE / 4; ++i) {
         if (vec) {
@@ -129,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS) ln_block_row(const flo
         const float d = row[j] - mean;
         q += d * d;
     }
-    const float rstd = rsqrtf(block_sum(q, sh) / M + eps);
+    const float rstd = rstd_of(block_sum(q, sh) / M, eps);
     if (vec) {
         for (int j = threadIdx.x; j < M / 4; j += ROW_THREADS) {
             const float4 v = row4[j], g = reinterpret_cast<const float4 *>(w)[j], c = reinterpret_cast<const float4 *>(b)[j];

@@ -21,11 +21,17 @@
 // by asking for at most one block per SM and checking with the driver that one fits (the plan
 // refuses otherwise). A block that spins for more than about a second (another process holding
 // SMs) sets *failed and leaves instead of hanging the GPU; the host reports it.
+// Out of range: a sample whose squared deviations overflow float32 (deviations from its mean beyond
+// about 1.8e19) gets rstd = NaN, so its outputs are NaN, not silently the bias (rstd_of).
 // Launch: grid T * g <= the SM count, block 1024, dynamic shared memory 16 * chunk4 bytes, chunk4 =
 // ceil(M / 4 / g). Limits: M % 4 == 0 and 16-byte aligned x, y, w, b; a sample must fit in the
 // shared memory of all SMs (M up to about 7.6M floats on an H100); one block per SM must fit.
 // Needs: compute capability 8.0 (createpolicy, the L2 evict-last and evict-first cache hints).
 #define THREADS 1024
+// rstd_of is 1 / sqrt(var + eps), or NaN when the variance overflowed float32 (squared deviations
+// past 3.4e38: deviations from the mean beyond about 1.8e19): rsqrt(inf) = 0 would silently give
+// every output the bias; NaN says the sample is out of range.
+__device__ float rstd_of(float var, float eps) { return var == __int_as_float(0x7f800000) ? __int_as_float(0x7fffffff) : rsqrtf(var + eps); }
 
 struct Welford {
     float n, mean, m2;
@@ -122,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
             for (int o = 16; o > 0; o >>= 1)
                 a = chan(a, Welford{__shfl_xor_sync(0xffffffffu, a.n, o), __shfl_xor_sync(0xffffffffu, a.mean, o), __shfl_xor_sync(0xffffffffu, a.m2, o)});
             if (threadIdx.x == 0) {
-                stats[0] = a.mean, stats[1] = rsqrtf(a.m2 / M + eps);
+                stats[0] = a.mean, stats[1] = rstd_of(a.m2 / M, eps);
                 if (rank == 0) mean_out[n] = stats[0], rstd_out[n] = stats[1];
             }
         }

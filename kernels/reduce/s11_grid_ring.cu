@@ -27,6 +27,11 @@
 // team's mailbox is a ring of RING rows of g words, zeroed before the launch: a block publishes row
 // k + RING only after it merged row k + RING - LAG, which needs every block's pair of that row,
 // published after each block merged row k (RING > 2 LAG).
+// Masked rows (-inf entries): a thread whose elements are all -inf has max -inf, and
+// exp(-inf - -inf) is NaN. It takes its exponents against 0 instead (exp(-inf - 0) = 0), keeps
+// zeros, publishes (-inf, 0), and scales by 0 / S: 0 when the row has a finite entry, NaN when the
+// row is all -inf (S = 0), as in PyTorch. A NaN entry keeps its pair's sum NaN through every merge
+// (two empty pairs add their sums), so the row is NaN.
 // This is only safe when every block is resident at once: the launch asks for at most one block
 // per SM, and the driver must confirm that one fits. A block that waits more than about a second
 // (another process holding SMs) sets *failed and leaves instead of hanging the GPU; the host
@@ -65,7 +70,7 @@ struct MS {
 // merge combines two (max, sum of exp(x - max)) pairs into the pair of their union (step 4's).
 __device__ MS merge(MS a, MS b) {
     const float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return MS{m, 0.f};  // both empty
+    if (m == -INFINITY) return MS{m, a.s + b.s};  // both empty: 0, or NaN after a NaN entry
     return MS{m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
 }
 __device__ MS warp_merge(MS v) {
@@ -170,19 +175,18 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
                 v[u] = i < r.count ? slot[i] : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
                 m = fmaxf(m, fmaxf(fmaxf(v[u].x, v[u].y), fmaxf(v[u].z, v[u].w)));
             }
-            if (m != -INFINITY) {  // a thread with nothing keeps nothing (exp(-inf - -inf) is NaN)
+            const float mu = m == -INFINITY ? 0.f : m;  // all -inf: exp(x - 0) = 0, not exp(-inf - -inf)
 #pragma unroll
-                for (int u = 0; u < ELEMS; ++u) {
-                    const int i = threadIdx.x + u * THREADS;
-                    const float4 e = make_float4(expf(v[u].x - m), expf(v[u].y - m), expf(v[u].z - m), expf(v[u].w - m));
-                    if (i < r.count) slot[i] = e;
-                    t += (e.x + e.y) + (e.z + e.w);
-                }
-                if (r.extra >= 0) {
-                    const float e = expf(keep[s][threadIdx.x] - m);
-                    keep[s][threadIdx.x] = e;
-                    t += e;
-                }
+            for (int u = 0; u < ELEMS; ++u) {
+                const int i = threadIdx.x + u * THREADS;
+                const float4 e = make_float4(expf(v[u].x - mu), expf(v[u].y - mu), expf(v[u].z - mu), expf(v[u].w - mu));
+                if (i < r.count) slot[i] = e;
+                t += (e.x + e.y) + (e.z + e.w);
+            }
+            if (r.extra >= 0) {
+                const float e = expf(keep[s][threadIdx.x] - mu);
+                keep[s][threadIdx.x] = e;
+                t += e;
             }
             own[s][threadIdx.x] = m;
             // Warp 0 merges the warps' pairs after the barrier. The pairs are double-buffered by row
@@ -221,7 +225,7 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
             MS row{-INFINITY, 0.f};
             for (int i = 0; i * 32 < g; ++i) row = merge(row, gathered[i]);
             const float m = own[s][threadIdx.x];
-            const float f = m == -INFINITY ? 0.f : expf(m - row.m) / row.s;
+            const float f = (m == -INFINITY ? 0.f : expf(m - row.m)) / row.s;  // 0 / 0: NaN when the row is all -inf
             const Row r = row_of(x, y, team + j * teams, cols, vec, rank, part4);
             const float4 *slot = slots + s * part4;
             float *yb = r.y + r.head + 4 * r.begin;

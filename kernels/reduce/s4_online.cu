@@ -9,6 +9,10 @@
 // Why it is faster: two reads of the row instead of three (and the second one often comes from
 // L2: the row was read moments before by the same block). The extra exp per rescale is free in a
 // kernel that waits on memory.
+// Masked entries (-inf, an attention mask): while a thread has seen only -inf its max is -inf, and
+// exp(-inf - -inf) would be NaN. The exponents are taken against safe(m), 0 for an empty pair, so
+// -inf entries add exactly 0 and a NaN entry still makes the sum NaN (as in PyTorch, a row with a
+// NaN or a +inf is NaN; a row all -inf is NaN too: the write's exp(-inf - -inf)).
 // Launch: grid rows, block 512. Limits: any cols >= 1, any alignment: with vec = 1 (cols % 4 == 0
 // and x, y 16-byte aligned, checked by the plan) it moves float4s, otherwise single floats.
 #ifndef INFINITY
@@ -21,10 +25,14 @@ struct MS {
     float m, s;
 };
 
-// merge combines two running (max, sum) pairs into the pair of their union.
+// safe is the max the exponents are taken against: 0 while only -inf was seen (exp(-inf - 0) = 0).
+__device__ float safe(float m) { return m == -INFINITY ? 0.f : m; }
+
+// merge combines two running (max, sum) pairs into the pair of their union. Two empty pairs keep
+// their sums added: 0, or NaN when a NaN entry was seen.
 __device__ MS merge(MS a, MS b) {
     const float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return MS{m, 0.f};  // both empty
+    if (m == -INFINITY) return MS{m, a.s + b.s};  // both empty
     return MS{m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
 }
 
@@ -53,14 +61,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_online(const float
         const float4 *x4 = reinterpret_cast<const float4 *>(xr);
         for (int j = threadIdx.x; j < cols / 4; j += THREADS) {
             const float4 v = x4[j];
-            const float m = fmaxf(p.m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
-            p.s = p.s * expf(p.m - m) + expf(v.x - m) + expf(v.y - m) + expf(v.z - m) + expf(v.w - m);
+            const float m = fmaxf(p.m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w))), e = safe(m);
+            p.s = p.s * expf(p.m - e) + expf(v.x - e) + expf(v.y - e) + expf(v.z - e) + expf(v.w - e);
             p.m = m;
         }
     } else {
         for (int j = threadIdx.x; j < cols; j += THREADS) {
-            const float v = xr[j], m = fmaxf(p.m, v);
-            p.s = p.s * expf(p.m - m) + expf(v - m);
+            const float v = xr[j], m = fmaxf(p.m, v), e = safe(m);
+            p.s = p.s * expf(p.m - e) + expf(v - e);
             p.m = m;
         }
     }

@@ -7,6 +7,8 @@
 // Accumulating in half would be wrong, not just imprecise: at 64K columns the sum reaches tens of
 // thousands, where half's spacing is 32 and most terms (below 1) would vanish.
 // Why it matters: half the bytes of float, so about half the time for the same row length.
+// Masked entries as in step 4: the exponents of the online pair are taken against safe(m), 0 while
+// a thread has seen only -inf, so -inf entries add exactly 0 and a NaN keeps the row NaN.
 // Launch: grid rows, block 512. Limits: any cols >= 1; vec = 1 (cols % 8 == 0 and 16-byte aligned
 // x, y, checked by the plan) moves 8 elements per load, otherwise one.
 #ifndef INFINITY
@@ -20,9 +22,11 @@
 struct MS {
     float m, s;
 };
+// safe is the max the exponents are taken against: 0 while only -inf was seen (exp(-inf - 0) = 0).
+__device__ float safe(float m) { return m == -INFINITY ? 0.f : m; }
 __device__ MS merge(MS a, MS b) {
     const float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return MS{m, 0.f};
+    if (m == -INFINITY) return MS{m, a.s + b.s};  // both empty: 0, or NaN after a NaN entry
     return MS{m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
 }
 __device__ MS block_merge(MS v, MS *sh) {
@@ -66,15 +70,15 @@ __device__ void softmax16(const T *__restrict__ x, T *__restrict__ y, int cols, 
         for (int j = threadIdx.x; j < cols / 8; j += THREADS) {
             const uint4 q = x8[j];
             const float2 a = to_f2(q.x, T()), b = to_f2(q.y, T()), c = to_f2(q.z, T()), d = to_f2(q.w, T());
-            const float m = fmaxf(p.m, fmaxf(fmaxf(fmaxf(a.x, a.y), fmaxf(b.x, b.y)), fmaxf(fmaxf(c.x, c.y), fmaxf(d.x, d.y))));
-            p.s = p.s * expf(p.m - m) + expf(a.x - m) + expf(a.y - m) + expf(b.x - m) + expf(b.y - m) +
-                  expf(c.x - m) + expf(c.y - m) + expf(d.x - m) + expf(d.y - m);
+            const float m = fmaxf(p.m, fmaxf(fmaxf(fmaxf(a.x, a.y), fmaxf(b.x, b.y)), fmaxf(fmaxf(c.x, c.y), fmaxf(d.x, d.y)))), e = safe(m);
+            p.s = p.s * expf(p.m - e) + expf(a.x - e) + expf(a.y - e) + expf(b.x - e) + expf(b.y - e) +
+                  expf(c.x - e) + expf(c.y - e) + expf(d.x - e) + expf(d.y - e);
             p.m = m;
         }
     } else {
         for (int j = threadIdx.x; j < cols; j += THREADS) {
-            const float v = to_f(xr[j]), m = fmaxf(p.m, v);
-            p.s = p.s * expf(p.m - m) + expf(v - m);
+            const float v = to_f(xr[j]), m = fmaxf(p.m, v), e = safe(m);
+            p.s = p.s * expf(p.m - e) + expf(v - e);
             p.m = m;
         }
     }

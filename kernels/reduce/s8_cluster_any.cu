@@ -30,6 +30,11 @@
 //     blocks of 1024 threads hold one per SM. The loops over shared memory are not unrolled:
 //     unrolled, the compiler kept each slot's address in a register and spilled registers to local
 //     memory (up to 136 bytes a thread), which cost up to 5 points of the copy bandwidth.
+//   - Masked rows (-inf entries): a block whose part of the row is all -inf has max -inf, and
+//     exp(-inf - -inf) is NaN. Its exponents are taken against 0 instead (exp(-inf - 0) = 0), so
+//     it keeps zeros and publishes (-inf, 0); its scale is 0 / S, which is 0 when the row has a
+//     finite entry and NaN when the row is all -inf (S = 0), as in PyTorch. A NaN entry keeps its
+//     block's sum NaN, and the cluster's merge adds an empty block's sum, so the row is NaN.
 // Why it is as fast as step 5: the body still moves as float4s, every load is issued before any
 // is used, and x is read from memory once; the head and tail are at most 6 floats of a row.
 // Launch: grid C * CLUSTER, C = rows, or for 8 and 16 blocks the clusters that fit at once (the
@@ -175,20 +180,21 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
 #pragma unroll 1
         for (int i = 0; i < SVECS; ++i) m = fmaxf(m, max4(stash[i * B + threadIdx.x]));
         m = block_reduce(m, 0, sh);
+        // A block with nothing but -inf (masked entries, or past the row's end) takes its
+        // exponents against 0: exp(-inf - 0) = 0, where exp(-inf - -inf) would be NaN.
+        const float mu = m == -INFINITY ? 0.f : m;
         float s = 0.f;
-        if (m != -INFINITY) {  // a block past the row's end has nothing (exp(-inf - -inf) would be NaN)
-            if (e >= 0) s = expf(ev - m);
+        if (e >= 0) s = expf(ev - mu);
 #pragma unroll
-            for (int i = 0; i < VECS; ++i) {
-                v[i] = exp4(v[i], m);
-                s += sum4(v[i]);
-            }
+        for (int i = 0; i < VECS; ++i) {
+            v[i] = exp4(v[i], mu);
+            s += sum4(v[i]);
+        }
 #pragma unroll 1
-            for (int i = 0; i < SVECS; ++i) {
-                const float4 t = exp4(stash[i * B + threadIdx.x], m);
-                stash[i * B + threadIdx.x] = t;
-                s += sum4(t);
-            }
+        for (int i = 0; i < SVECS; ++i) {
+            const float4 t = exp4(stash[i * B + threadIdx.x], mu);
+            stash[i * B + threadIdx.x] = t;
+            s += sum4(t);
         }
         s = block_reduce(s, 1, sh);
         if (threadIdx.x == 0) {
@@ -208,14 +214,14 @@ softmax_cluster_any(const float *__restrict__ x, float *__restrict__ y, int rows
         }
 #pragma unroll
         for (int r = 0; r < CLUSTER; ++r)
-            if (pm[r] != -INFINITY) S += ps[r] * expf(pm[r] - M);
+            S += pm[r] == -INFINITY ? ps[r] : ps[r] * expf(pm[r] - M);  // an empty block's sum: 0, or NaN
         // After its last row a block may leave, freeing its shared memory: before that, a second
         // barrier makes sure every block has read its pair. It comes before the writes, so no block
         // waits for another's writes to leave (a freed SM takes the next cluster sooner).
         if (row + gridDim.x / CLUSTER >= rows) cluster_sync();
         const float inv = 1.f / S;
         if (e >= 0) __stcs(yr + e, expf(ev - M) * inv);
-        const float f = m == -INFINITY ? 0.f : expf(m - M) * inv;
+        const float f = (m == -INFINITY ? 0.f : expf(m - M)) * inv;  // 0 * inv: NaN when the row is all -inf
 #pragma unroll
         for (int i = 0; i < VECS; ++i) {
             const int j = base + i * B;

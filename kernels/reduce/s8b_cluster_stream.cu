@@ -21,6 +21,8 @@
 // row r's, and the barrier of row r+1 orders the reuse of row r's slot.
 // Heads and tails as in step 8 (the first threads of block 0 hold the row's 0-3 floats before its
 // first 16-byte boundary and 0-3 after its last float4).
+// Masked entries as in step 4: exponents are taken against safe(m), 0 while a pair has seen only
+// -inf, so -inf entries add exactly 0 and a NaN entry keeps the row NaN, as in PyTorch.
 // Launch: grid C * CLUSTER, C at most the clusters that fit at once and at most rows, block B
 // threads (a multiple of 32); compiled with -DCLUSTER=c. Limits: cols < 2^31; vec = 1 only when x
 // and y are equally aligned modulo 16 bytes.
@@ -89,16 +91,17 @@ __device__ void store4(float *p, float4 v, int vec) {
 struct MS {
     float m, s;
 };
+// safe is the max the exponents are taken against: 0 while only -inf was seen (exp(-inf - 0) = 0).
+__device__ float safe(float m) { return m == -INFINITY ? 0.f : m; }
 __device__ MS merge(MS a, MS b) {
     const float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return MS{m, 0.f};
+    if (m == -INFINITY) return MS{m, a.s + b.s};  // both empty: 0, or NaN after a NaN entry
     return MS{m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
 }
-// add4 folds four values into a running pair (-inf entries add nothing).
+// add4 folds four values into a running pair (-inf entries add exactly 0).
 __device__ MS add4(MS p, float4 v) {
-    const float m = fmaxf(p.m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
-    if (m == -INFINITY) return p;
-    return MS{m, p.s * expf(p.m - m) + expf(v.x - m) + expf(v.y - m) + expf(v.z - m) + expf(v.w - m)};
+    const float m = fmaxf(p.m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w))), e = safe(m);
+    return MS{m, p.s * expf(p.m - e) + expf(v.x - e) + expf(v.y - e) + expf(v.z - e) + expf(v.w - e)};
 }
 __device__ MS block_merge(MS v, MS *sh) {
     for (int o = 16; o > 0; o >>= 1) v = merge(v, MS{__shfl_xor_sync(0xffffffffu, v.m, o), __shfl_xor_sync(0xffffffffu, v.s, o)});

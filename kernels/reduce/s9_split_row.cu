@@ -15,6 +15,10 @@
 // whole float4 (the tail) to threads 32.. of the last chunk.
 // Traffic: x twice (the second read comes from L2 only when the first pass's chunks are still
 // there), y once, the pairs negligibly.
+// Masked entries as in step 4: exponents are taken against safe(m), 0 while a pair has seen only
+// -inf, so a chunk that is all -inf publishes (-inf, 0) and adds nothing, and a NaN entry keeps
+// its pair's sum NaN (an all -inf chunk with a NaN publishes (-inf, NaN)): the row is NaN, as in
+// PyTorch.
 // Launch: both kernels on grid rows * chunks, block 512; part holds rows * chunks float2s.
 // Limits: any cols >= 1; vec = 1 only when x and y are equally aligned modulo 16 bytes.
 #ifndef INFINITY
@@ -27,18 +31,20 @@ struct MS {
     float m, s;
 };
 
+// safe is the max the exponents are taken against: 0 while only -inf was seen (exp(-inf - 0) = 0).
+__device__ float safe(float m) { return m == -INFINITY ? 0.f : m; }
+
 // merge combines two running (max, sum) pairs into the pair of their union (step 4's).
 __device__ MS merge(MS a, MS b) {
     const float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return MS{m, 0.f};  // both empty
+    if (m == -INFINITY) return MS{m, a.s + b.s};  // both empty: 0, or NaN after a NaN entry
     return MS{m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
 }
 
-// add folds one value into a running pair (a -inf, a masked entry, adds nothing: exp(-inf) = 0).
+// add folds one value into a running pair (a -inf, a masked entry, adds exactly 0).
 __device__ MS add(MS p, float v) {
-    const float m = fmaxf(p.m, v);
-    if (m == -INFINITY) return p;
-    return MS{m, p.s * expf(p.m - m) + expf(v - m)};
+    const float m = fmaxf(p.m, v), e = safe(m);
+    return MS{m, p.s * expf(p.m - e) + expf(v - e)};
 }
 
 // block_merge returns the block's merged pair to every thread.
@@ -98,9 +104,8 @@ softmax_split_stats(const float *__restrict__ x, float2 *__restrict__ part, int 
     if (w.extra >= 0) p = add(p, xr[w.extra]);
     for (int j = w.begin + threadIdx.x; j < w.end; j += THREADS) {
         const float4 v = load4(xr + w.head + 4 * j, vec);
-        const float m = fmaxf(p.m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
-        if (m == -INFINITY) continue;  // all -inf so far: nothing to add (and no -inf - -inf)
-        p.s = p.s * expf(p.m - m) + expf(v.x - m) + expf(v.y - m) + expf(v.z - m) + expf(v.w - m);
+        const float m = fmaxf(p.m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w))), e = safe(m);
+        p.s = p.s * expf(p.m - e) + expf(v.x - e) + expf(v.y - e) + expf(v.z - e) + expf(v.w - e);
         p.m = m;
     }
     p = block_merge(p, sh);

@@ -257,7 +257,7 @@ func TestMultiplyAndItsOp(t *testing.T) {
 	for i, c := range []struct {
 		mu   Multiplier
 		s    matmul.Shape
-		big  bool // an input over fp16's range
+		big  bool // an input whose row spans more binades than the fp16 split keeps
 		want string
 	}{
 		{Multiplier{SplitMinMACs}, matmul.Shape{M: 1000, N: 3000, K: 777}, false, Split.Name},
@@ -268,7 +268,7 @@ func TestMultiplyAndItsOp(t *testing.T) {
 	} {
 		a, b := matmul.Inputs(c.s, uint64(300+i))
 		if c.big {
-			a[7] = 1e5
+			a[7] = 1e12
 		}
 		got, step, err := c.mu.Multiply(env, a, c.s.M, c.s.K, b, c.s.K, c.s.N)
 		if err != nil {
@@ -296,6 +296,33 @@ func TestMultiplyAndItsOp(t *testing.T) {
 		}
 		if err := res.Err(); err != nil {
 			t.Errorf("gradcheck on %v: %v", c.s, err)
+		}
+	}
+}
+
+// Multiply (the split forced on) on lesson 03's hostile products: the split on moved rows and
+// columns where every span fits fp16's window, lesson 03's choice elsewhere, every element within
+// the rounding model's bound of the float64 product, Inf and NaN as float32 gives them.
+func TestMultiplyHostile(t *testing.T) {
+	env := openHopper(t)
+	s := matmul.Shape{M: 256, N: 384, K: 160}
+	forced := Multiplier{MinMACs: 0}
+	for _, h := range matmul.HostileInputs(s, 13) {
+		name, why, _, _ := forced.Choose(s, env.Device(), h.A, h.B)
+		got, step, err := forced.Multiply(env, h.A, s.M, s.K, h.B, s.K, s.N)
+		if err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		t.Logf("%s: %s (%s)", h.Name, step, why)
+		dtype := SplitDType
+		if step != Split.Name {
+			dtype = matmul.Choose(s, env.Device(), h.A, h.B).Step.DType
+		}
+		if step != name || (h.Takes == "fp16x3") != (step == Split.Name) {
+			t.Errorf("%s: ran %q, Choose says %q, built for a %s step", h.Name, step, name, h.Takes)
+		}
+		if bad, first := matmul.CompareBound(s, h.A, h.B, got, dtype); bad > 0 {
+			t.Errorf("%s with %s: %d of %d elements out of bounds; first %s", h.Name, step, bad, len(got), first)
 		}
 	}
 }

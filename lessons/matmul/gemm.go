@@ -445,10 +445,15 @@ func CompileReport(env *lab.Env, st Step) (record.KernelReport, error) {
 	return prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes), nil
 }
 
-// Multiply computes C = A·B for A (m x k) and B (k2 x n), row-major float32, on the GPU: it refuses
-// mismatched inner dimensions, empty or oversized shapes and products over the free device memory
-// before any launch, picks the fastest float32-accurate step that takes the shape (Pick), and falls
-// back to the shared-memory step, which takes any shape. It returns the step used.
+// Multiply computes C = A·B for A (m x k) and B (k2 x n), row-major float32, on the GPU, with
+// float32 accuracy over float32's whole range: it refuses mismatched inner dimensions, empty or
+// oversized shapes and products over the free device memory before any launch, then runs the step
+// Choose picks and returns it. Choose takes the fastest float32-accurate step for the shape (Pick):
+// a tensor-core split (fp16x3, or 3xTF32) runs on copies of A and B whose rows and columns are
+// moved by powers of two into the window where the split keeps 22 bits (SplitTop), and C is moved
+// back; inputs with an Inf or NaN, or whose rows or columns span more binades than the split keeps
+// (SplitSpanFP16, SplitSpanTF32), run a float32 step instead, as do shapes no split takes (the
+// any-shape, thin-K or shared-memory step). Choose(...).Why says which and why.
 func Multiply(env *lab.Env, a []float32, m, k int, b []float32, k2, n int) ([]float32, Step, error) {
 	s, err := ShapeOf(m, k, k2, n)
 	if err != nil {
@@ -460,9 +465,13 @@ func Multiply(env *lab.Env, a []float32, m, k int, b []float32, k2, n int) ([]fl
 	if !env.GPU() {
 		return nil, Step{}, fmt.Errorf("matmul: running kernels needs a GPU (%s)", env.Mode)
 	}
-	st := Pick(s, env.Session.Device, true, fp16Safe(a) && fp16Safe(b))
+	ch := Choose(s, env.Session.Device, a, b)
+	st := ch.Step
 	if err := CheckMemory(env, s, st.Split); err != nil {
 		return nil, st, err
+	}
+	if ch.RowShift != nil {
+		a, b = ScaleRows(a, m, k, ch.RowShift), ScaleCols(b, k, n, ch.ColShift)
 	}
 	p := &Problem{Shape: s, A: a, B: b, env: env}
 	defer p.Free()
@@ -486,6 +495,9 @@ func Multiply(env *lab.Env, a []float32, m, k int, b []float32, k2, n int) ([]fl
 		return nil, st, err
 	}
 	c, err := p.Cd.ToHost()
+	if err == nil && ch.RowShift != nil {
+		Unscale(c, m, n, ch.RowShift, ch.ColShift)
+	}
 	return c, st, err
 }
 

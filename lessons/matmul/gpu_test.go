@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/autograd"
 	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -155,14 +156,15 @@ func TestMultiply(t *testing.T) {
 	}
 }
 
-// checkMultiply multiplies inputs of shape s with Multiply (one of A's values over fp16's range when
-// big is true), fails t unless it used the step named want, and checks every output (s is small)
-// or a sample of them against the float64 reference.
+// checkMultiply multiplies inputs of shape s with Multiply (one of A's values 1e12 when big is true:
+// its row spans more binades than the fp16 split keeps, so the 3xTF32 split takes it), fails t
+// unless it used the step named want, and checks every output (s is small) or a sample of them
+// against the float64 reference.
 func checkMultiply(t *testing.T, env *lab.Env, s Shape, big bool, want string) {
 	t.Helper()
 	a, b := Inputs(s, 3)
 	if big {
-		a[5] = 1e5 // over fp16's range: the fp16 split would overflow
+		a[5] = 1e12 // about 40 binades over its row's smallest entries: past the fp16 split's 28
 	}
 	got, st, err := Multiply(env, a, s.M, s.K, b, s.K, s.N)
 	if err != nil {
@@ -344,5 +346,68 @@ func checkPadded(t *testing.T, env *lab.Env, s Shape, seed uint64) {
 	p.padAlways = true
 	if ran := checkSteps(t, p, []Step{AnyShape}); len(ran) != 1 {
 		t.Errorf("%v: the any-shape step did not run", s)
+	}
+}
+
+// Multiply on the hostile products (HostileInputs) at the shape where the split runs: each runs
+// the step Choose names, of the kind the input is built for, and every element is within the
+// rounding model's bound of the float64 product (ElementBound), with IEEE's Inf and NaN where the
+// float64 product rounded to float32 has them.
+func TestMultiplyHostile(t *testing.T) {
+	env := labtest.Open(t)
+	s := Shape{M: 256, N: 384, K: 160}
+	for _, h := range HostileInputs(s, 11) {
+		ch := Choose(s, env.Session.Device, h.A, h.B)
+		got, st, err := Multiply(env, h.A, s.M, s.K, h.B, s.K, s.N)
+		if err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		t.Logf("%s: %s (%s)", h.Name, st.Name, ch.Why)
+		if st.Name != ch.Step.Name || (env.Session.Device.CC() >= 80 && st.DType != h.Takes) {
+			t.Errorf("%s: ran %s (%s), Choose says %s, built for a %s step", h.Name, st.Name, st.DType, ch.Step.Name, h.Takes)
+		}
+		if bad, first := CompareBound(s, h.A, h.B, got, st.DType); bad > 0 {
+			t.Errorf("%s with %s: %d of %d elements out of bounds; first %s", h.Name, st.Name, bad, len(got), first)
+		}
+	}
+}
+
+// The GPU autograd op on the hostile products, forward and backward: dA = dC·Bᵀ and dB = Aᵀ·dC are
+// products of hostile operands too, so each is checked like C, against the float64 product under
+// the bound of the step Choose picks for its own operands.
+func TestAutogradOpHostile(t *testing.T) {
+	env := labtest.Open(t)
+	s := Shape{M: 256, N: 384, K: 160}
+	op, d := GPUOp(env), env.Session.Device
+	for i, h := range HostileInputs(s, 17) {
+		dc, _ := Inputs(Shape{M: s.M, N: s.N, K: s.N}, uint64(40+i)) // dC (M x N), uniform in [-1, 1)
+		dc = dc[:s.M*s.N]
+		a := autograd.Param("A", float64s(h.A), s.M, s.K)
+		b := autograd.Param("B", float64s(h.B), s.K, s.N)
+		tp := autograd.NewTape()
+		c, err := tp.Apply(op, a, b)
+		if err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		if err := tp.BackwardWith(c, autograd.New("dC", float64s(dc), s.M, s.N)); err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		bt, at := transpose(h.B, s.K, s.N), transpose(h.A, s.M, s.K)
+		for _, g := range []struct {
+			name string
+			grad *autograd.Tensor
+			s    Shape
+			x, y []float32
+		}{{"C", c, s, h.A, h.B}, {"dA", a.Grad, Shape{M: s.M, N: s.K, K: s.N}, dc, bt}, {"dB", b.Grad, Shape{M: s.K, N: s.N, K: s.M}, at, dc}} {
+			got, err := float32s(g.grad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := Choose(g.s, d, g.x, g.y).Step
+			if bad, first := CompareBound(g.s, g.x, g.y, got, st.DType); bad > 0 {
+				t.Errorf("%s, %s with %s: %d of %d elements out of bounds; first %s", h.Name, g.name, st.Name, bad, len(got), first)
+			}
+		}
+		tp.Free()
 	}
 }

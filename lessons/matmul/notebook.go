@@ -285,7 +285,7 @@ func Limits(env *lab.Env) error {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Caption = "Multiply (the entry point for any shape) picks the last step that takes the shape, skipping TF32 (not float32-accurate) and the fp16 split when an input is at or over 65504; when no step of the ladder does, 7c thin K on a product less than 8 deep (every GPU), else 7b any shape (step 7 with zero-filled loads past the edges and masked stores, smaller tiles and split K where the GPU would sit idle; compute capability 8.0 and newer), and on older GPUs the shared-memory step, which takes every shape."
+	t.Caption = "Multiply (the entry point for any shape) picks the last step that takes the shape, skipping TF32 (not float32-accurate), with the splits on rows of A and columns of B moved by powers of two into the window where they keep 22 bits (a float32 step for Inf or NaN, or for rows and columns whose magnitudes span too many binades: matmul.Choose says which and why); when no step of the ladder does, 7c thin K on a product less than 8 deep (every GPU), else 7b any shape (step 7 with zero-filled loads past the edges and masked stores, smaller tiles and split K where the GPU would sit idle; compute capability 8.0 and newer), and on older GPUs the shared-memory step, which takes every shape."
 	t.Display()
 	var bad []string
 	if _, err := ShapeOf(64, 32, 31, 64); err != nil {

@@ -298,9 +298,14 @@ func (st Step) Validate(s Shape, d gpu.DeviceInfo) error {
 // included: it runs ahead of steps 4 to 6 wherever it runs); on a GPU without cp.async, the last of
 // steps 4 to 6 that takes s, else the shared-memory step.
 func Pick(s Shape, d gpu.DeviceInfo, accurate, fp16Safe bool) Step {
+	return pick(s, d, func(st Step) bool { return (accurate && st.DType == "tf32") || (!fp16Safe && st.DType == "fp16x3") })
+}
+
+// pick is Pick with the steps skip says no to left out of the ladder.
+func pick(s Shape, d gpu.DeviceInfo, skip func(Step) bool) Step {
 	for i := len(Steps) - 1; i > 2; i-- {
 		st := Steps[i]
-		if (accurate && st.DType == "tf32") || (!fp16Safe && st.DType == "fp16x3") {
+		if skip(st) {
 			continue
 		}
 		if i < warpTileIndex && s.K >= SmallK && AnyShape.Validate(s, d) == nil {

@@ -89,3 +89,51 @@ func Tolerance(dtype string, K int) check.Tolerance {
 	}
 	return base
 }
+
+// ElementBound is the rounding model's worst case for one output element of a step of dtype on
+// K-term dot products, relative to sum_j |a_ij b_jk|, for inputs of any magnitude (the
+// statistical Tolerance assumes inputs in [-1, 1)): each product carries the input rounding of
+// both factors (2 inputRoundoff), and the sum at most K roundings of the accumulator (accRoundoff
+// each, the last one being the output's own rounding to float32), to first order.
+func ElementBound(dtype string, K int) float64 {
+	return 2*inputRoundoff(dtype) + float64(K)*accRoundoff(dtype)
+}
+
+// CompareBound checks got, the m x n product of a (m x k) and b (k x n), element by element against
+// the float64 product with IEEE's non-finite results: where the float64 product is NaN, or Inf
+// (from an Inf or NaN input), got must be the same; elsewhere |got - want| <= ElementBound(dtype, k)
+// sum_j |a_ij b_jk| + 2^-149 (float32's smallest spacing, for results among its subnormals), and an
+// Inf in got (overflow) must have want's sign and want within that bound of float32's largest. It
+// returns the number of elements out of bounds and a description of the first.
+func CompareBound(s Shape, a, b, got []float32, dtype string) (bad int, first string) {
+	u := ElementBound(dtype, s.K)
+	for i := range s.M {
+		for j := range s.N {
+			want, mag := 0.0, 0.0
+			for l := range s.K {
+				p := float64(a[i*s.K+l]) * float64(b[l*s.N+j])
+				want += p
+				mag += math.Abs(p)
+			}
+			g, w32, tol := got[i*s.N+j], float32(want), u*mag+0x1p-149
+			var ok bool
+			switch {
+			case w32 != w32: // an Inf - Inf or a NaN input
+				ok = g != g
+			case math.IsInf(want, 0): // an Inf input
+				ok = g == w32
+			case math.IsInf(float64(g), 0): // overflow: right when the bound reaches float32's largest
+				ok = (g > 0) == (want > 0) && math.Abs(want)+tol >= math.MaxFloat32
+			default: // past float32's largest, a finite g is wrong by more than the bound
+				ok = math.Abs(float64(g)-want) <= tol
+			}
+			if !ok {
+				if bad == 0 {
+					first = fmt.Sprintf("C[%d][%d] = %g, want %g (bound %.2g x sum |a b| = %.3g)", i, j, g, want, u, mag)
+				}
+				bad++
+			}
+		}
+	}
+	return bad, first
+}

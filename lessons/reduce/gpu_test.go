@@ -4,10 +4,12 @@ package reduce
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/autograd"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -507,4 +509,84 @@ func TestZeroLengthRowsOnGPU(t *testing.T) {
 			t.Errorf("softmax %s on cols = 0: %v", s.Name, err)
 		}
 	}
+}
+
+// The layer norm op forward and backward on the magnitudes a model produces beyond the lesson's
+// uniform inputs, at a length of each path of its dispatch: constant samples (variance 0: y is the
+// bias), constant at 1e30, samples near 1e-30 (variance far below eps), near 1e-3 (variance near
+// eps), near 1e15 (squares near 1e30, still inside float32) and near 2^-130 (subnormals): y, dx,
+// dweight and dbias against the float64 references at LNOpCheck's tolerances. (A sample whose
+// spread is far below its mean is ill-conditioned in float32 whatever the algorithm: the lesson's
+// shifted inputs and ShiftedTolerance cover it.)
+func TestLayerNormOpHostile(t *testing.T) {
+	env := labtest.Open(t)
+	kinds := []struct {
+		name       string
+		scale, add float32
+	}{{"constant 3.5", 0, 3.5}, {"constant 1e30", 0, 1e30}, {"near 1e-30", 1e-30, 0}, {"near 1e-3", 1e-3, 0},
+		{"near 1e15", 1e15, 0}, {"near 2^-130", 0x1p-130, 0}}
+	for i, M := range []int{768, 1001, 65540, 300001} {
+		N := len(kinds)
+		xs := Uniform(F32, N*M, -1, 1, uint64(1000+i))
+		for n, k := range kinds {
+			for j := n * M; j < (n+1)*M; j++ {
+				xs[j] = xs[j]*k.scale + k.add
+			}
+		}
+		r, err := LNOpCheckOn(env, xs, []int{N, M}, 1, uint64(1010+i))
+		if err != nil {
+			t.Fatalf("(%d, %d): %v", N, M, err)
+		}
+		t.Log(r)
+		if !r.OK() {
+			t.Errorf("samples %v of (%d, %d): %v", kinds, N, M, r)
+		}
+	}
+}
+
+// A sample whose squared deviations overflow float32 (near 1e20) comes out NaN on every path of
+// the op's dispatch, never silently the bias, and the sample beside it is still right.
+func TestLayerNormOpOutOfRange(t *testing.T) {
+	env := labtest.Open(t)
+	for i, M := range []int{768, 1001, 65540, 300001} {
+		xs := Uniform(F32, 2*M, -1, 1, uint64(1020+i))
+		for j := range M {
+			xs[j] *= 1e20
+		}
+		x := autograd.New("x", check.Float64s(xs), 2, M)
+		_, w, b := LNOpInputs([]int{2, M}, 1, uint64(1030+i))
+		op, err := NewLayerNormOp(env, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op.Poison = true
+		tp := autograd.NewTape()
+		y, err := tp.Apply(op, x, w, b)
+		if err != nil {
+			t.Fatalf("(2, %d): %v", M, err)
+		}
+		got, err := y.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(got[:M], func(v float64) bool { return v == v }); i >= 0 {
+			t.Errorf("(2, %d) with %v: y[0][%d] = %g for a sample whose variance overflows float32, want NaN", M, op.Launches, i, got[i])
+		}
+		wv, _ := w.Values()
+		bv, _ := b.Values()
+		want, _, _ := LayerNormSample(xs[M:], float32sOf(wv), float32sOf(bv), LNEps)
+		if r := check.Compare(got[M:], want, check.FP32); !r.OK {
+			t.Errorf("(2, %d) with %v: the sample in range: %v", M, op.Launches, r.Err())
+		}
+		tp.Free()
+		op.Free()
+	}
+}
+
+func float32sOf(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
 }

@@ -18,6 +18,8 @@ import (
 // where it fits in all SMs, step 4 where float4 applies, step 3 otherwise) and the backward runs l7_backward.cu (float4 or single floats).
 // No sample (a leading dimension of 0) launches nothing. Tensors are float32 on the device; host
 // inputs are uploaded on first use. Free releases the statistics the op keeps for its backward.
+// Constant samples give the bias; a sample whose squared deviations overflow float32 (deviations
+// from its mean beyond about 1.8e19) comes out NaN in y and dx, never silently the bias.
 type LayerNormOp struct {
 	env  *lab.Env
 	Dims int
@@ -292,6 +294,12 @@ func (r LNOpResult) String() string {
 // uniform in [-1, 1)) and compares y, dx, dweight and dbias with the float64 references at
 // check.FP32 (the gradients with LNBackwardTolerance's floor for zero references), every element.
 func LNOpCheck(env *lab.Env, shape []int, dims int, seed uint64) (LNOpResult, error) {
+	return LNOpCheckOn(env, nil, shape, dims, seed)
+}
+
+// LNOpCheckOn is LNOpCheck with x's values given (nil: LNOpInputs's uniform ones); weight, bias
+// and dy are LNOpCheck's.
+func LNOpCheckOn(env *lab.Env, xs []float32, shape []int, dims int, seed uint64) (LNOpResult, error) {
 	res := LNOpResult{Shape: shape, Dims: dims}
 	op, err := NewLayerNormOp(env, dims)
 	if err != nil {
@@ -300,6 +308,12 @@ func LNOpCheck(env *lab.Env, shape []int, dims int, seed uint64) (LNOpResult, er
 	op.Poison = true
 	defer op.Free()
 	x, w, b := LNOpInputs(shape, dims, seed)
+	if xs != nil {
+		if len(xs) != x.Len() {
+			return res, fmt.Errorf("layer norm check: %d values for x of shape %v", len(xs), shape)
+		}
+		x = autograd.Param("x", check.Float64s(xs), shape...)
+	}
 	N, M, err := LNShape(dims, []*autograd.Tensor{x, w, b})
 	if err != nil {
 		return res, err

@@ -88,6 +88,17 @@ func TestSanitize(t *testing.T) {
 		}
 		ran = append(ran, softmaxVariant(plan))
 	}
+	// The hostile rows (attention masks, rows all -inf, +inf and NaN entries) through every step the
+	// op dispatches to: the code that keeps masked parts at 0 runs under the sanitizer too.
+	for i, c := range [][2]int{{3, 4099}, {5, 1001}, {6, 4099}, {7, 65537}, {8, 4099}, {9, 4099}, {10, 262145}} {
+		d := F32
+		if c[0] == 6 {
+			d = F16
+		}
+		if err := hostileStep(env, SoftmaxSteps[c[0]], d, len(hostilePatterns), c[1], uint64(170+i)); err != nil && !refused(err) {
+			t.Errorf("%s on the hostile rows (%d floats): %v", SoftmaxSteps[c[0]].Name, c[1], err)
+		}
+	}
 	// The softmax op on each path of its dispatch, forward and backward (s10_backward.cu), and a
 	// finite-difference gradient check through it.
 	for i, c := range []struct {

@@ -321,3 +321,134 @@ func TestGridRingGivesUp(t *testing.T) {
 		t.Log(err)
 	}
 }
+
+// compareHostile compares a softmax output with the float64 reference of x row by row under PyTorch's
+// semantics: a row whose reference is NaN (all -inf, a +inf, a NaN) must be NaN everywhere; every
+// other row is compared with tol(want) (masked entries exactly 0 within it).
+func compareHostile(got []float64, x []float32, rows, cols int, tol func([]float64) check.Tolerance) error {
+	for r := range rows {
+		want := SoftmaxRow(x[r*cols : (r+1)*cols])
+		g := got[r*cols : (r+1)*cols]
+		if slices.ContainsFunc(want, func(v float64) bool { return v != v }) {
+			if i := slices.IndexFunc(g, func(v float64) bool { return v == v }); i >= 0 {
+				return fmt.Errorf("row %d (%s): y[%d] = %g where PyTorch gives NaN (the whole row)", r, hostilePatterns[r%len(hostilePatterns)], i, g[i])
+			}
+			continue
+		}
+		if res := check.Compare(g, want, tol(want)); !res.OK {
+			return fmt.Errorf("row %d (%s): %v", r, hostilePatterns[r%len(hostilePatterns)], res.Err())
+		}
+	}
+	return nil
+}
+
+// Every softmax step the op dispatches to (4, 6, 7 in half and bfloat16, 8, 8b, 9, 11), at lengths
+// that give each its block, cluster and team layouts, on the hostile rows (hostileRows: attention
+// masks that leave whole blocks all -inf, rows all -inf, +inf and NaN entries, 1e30, constants,
+// subnormals) against the float64 reference with PyTorch's semantics, on NaN-poisoned outputs.
+func TestSoftmaxStepsHostile(t *testing.T) {
+	env := labtest.Open(t)
+	rows := len(hostilePatterns)
+	for _, c := range []struct {
+		step  int
+		dtype DType
+		cols  []int
+	}{
+		{3, F32, []int{1001, 4099, 65537}}, {5, F32, []int{768, 1001, 1024}}, {6, F16, []int{1001, 4096, 65537}}, {6, BF16, []int{4099, 65536}},
+		{7, F32, []int{4099, 65537, 131075, 262144}}, {8, F32, []int{65537, 300001}}, {9, F32, []int{4099, 65537, 300001}},
+		{10, F32, []int{262145, 300001, 1000003}},
+	} {
+		s := SoftmaxSteps[c.step]
+		for i, cols := range c.cols {
+			err := hostileStep(env, s, c.dtype, rows, cols, uint64(700+10*c.step+i))
+			switch {
+			case refused(err):
+				t.Logf("%s %s (%d, %d): refused: %v", s.Name, c.dtype, rows, cols, err)
+			case err != nil:
+				t.Errorf("%s %s (%d, %d): %v", s.Name, c.dtype, rows, cols, err)
+			}
+		}
+	}
+}
+
+// hostileStep runs step s once on hostileRows and compares every row.
+func hostileStep(env *lab.Env, s SoftmaxStep, d DType, rows, cols int, seed uint64) error {
+	p, err := NewSoftmaxProblem(env, d, rows, cols, seed, 0)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	p.x = hostileRows(d, rows, cols, seed)
+	if err := p.X.upload(p.x); err != nil {
+		return err
+	}
+	run, _, _, err := p.Launcher(s, "")
+	if err != nil {
+		return err
+	}
+	if err := p.Y.poison(); err != nil {
+		return err
+	}
+	if err := run(); err != nil {
+		return err
+	}
+	if err := p.RingFailed(); err != nil {
+		return err
+	}
+	if err := env.Session.Synchronize(); err != nil {
+		return err
+	}
+	got, err := p.Y.read(0, rows*cols)
+	if err != nil {
+		return err
+	}
+	return compareHostile(got, p.x, rows, cols, func(w []float64) check.Tolerance { return SoftmaxTolerance(d, w) })
+}
+
+// The softmax op forward and backward on the hostile rows at a length of each path of its dispatch
+// (step 6, step 8 with clusters of 1 to 16 blocks, step 11, step 9 past it): y and dx against the
+// float64 references with PyTorch's semantics (NaN rows NaN in y and dx, masked entries 0 in
+// both), then the finite-difference gradient check on masked rows (finite and -inf entries only).
+func TestSoftmaxOpHostile(t *testing.T) {
+	env := labtest.Open(t)
+	rows := len(hostilePatterns)
+	seen := map[string]bool{}
+	for i, cols := range []int{768, 1001, 4099, 65537, 262145, 300001, 4000003} {
+		shape := []int{rows, cols}
+		xs, dys := hostileRows(F32, rows, cols, uint64(800+i)), Uniform(F32, rows*cols, -1, 1, uint64(900+i))
+		r, err := SoftmaxOpCheckOn(env, xs, dys, shape, i%2)
+		if err != nil {
+			t.Fatalf("%v: %v", shape, err)
+		}
+		t.Log(r)
+		if len(r.Launches) > 0 {
+			seen[r.Launches[0]] = true
+		}
+		if !r.OK() { // check.Compare: a finite y or dx where the reference is NaN fails too
+			t.Errorf("%v", r)
+		}
+	}
+	if env.Session.Device.CC() >= 90 {
+		for _, s := range []SoftmaxStep{SoftmaxSteps[5], SoftmaxSteps[7], SoftmaxSteps[10], SoftmaxSteps[9]} {
+			if !seen[s.Name] {
+				t.Errorf("the op never ran %s: %v", s.Name, seen)
+			}
+		}
+	}
+	// Masked rows only (finite and -inf entries): the loss is finite, and a -inf moved by a finite
+	// step stays -inf, so both derivatives there are 0.
+	for i, c := range []struct{ cols, max int }{{37, 0}, {1030, 48}, {70001, 48}} {
+		all := hostileRows(F32, 5, c.cols, uint64(950+i))
+		// "masked but three" and "first half masked"
+		x := check.Float64s(slices.Concat(all[2*c.cols:3*c.cols], all[4*c.cols:5*c.cols]))
+		sh := []int{2, c.cols}
+		res, launches, err := SoftmaxGradCheckGPUOn(env, x, sh, uint64(960+i), c.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("gradcheck on masked rows %v (%v): %s", sh, launches, res)
+		if !res.OK {
+			t.Errorf("gradcheck on masked rows %v: %v", sh, res.Err())
+		}
+	}
+}

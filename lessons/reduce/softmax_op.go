@@ -84,6 +84,9 @@ func SoftmaxLauncher(env *lab.Env, x, y *gpu.Buffer[float32], rows, cols int) (r
 // of torch.softmax(x, dim=-1): one float32 input of any shape. The forward runs PickSoftmax's step,
 // the backward s10_backward.cu (dx = y * (dy - sum(dy * y)) per row) from the forward's output. An
 // input with no element launches nothing. Free releases what the op keeps for its backwards.
+// Non-finite inputs give what torch.softmax gives, on every step: masked (-inf) entries of a row
+// with a finite entry are exactly 0 in y and dx, and a row all -inf, or with a +inf or a NaN, is
+// NaN in y and dx.
 type SoftmaxOp struct {
 	env *lab.Env
 	// Poison fills every output with NaN before the kernels write it, so that the checks catch an
@@ -289,7 +292,9 @@ func SoftmaxBackwardTolerance(y []float64, dy []float32) check.Tolerance {
 	t := check.FP32
 	worst := 0.0
 	for i, v := range y {
-		worst = max(worst, v*(math.Abs(float64(dy[i]))+1))
+		if !math.IsNaN(v) { // a NaN row (PyTorch's for -inf, +inf or NaN rows) is compared as NaN
+			worst = max(worst, v*(math.Abs(float64(dy[i]))+1))
+		}
 	}
 	t.Floor = worst * 0x1p-22
 	t.Name = "fp32 + floor"
@@ -300,6 +305,18 @@ func SoftmaxBackwardTolerance(y []float64, dy []float32) check.Tolerance {
 // upstream gradient dy (uniform in [-1, 1)), x placed offset floats into its buffer (1: a view off
 // 16 bytes), and compares y and dx with the float64 references on every element.
 func SoftmaxOpCheck(env *lab.Env, shape []int, offset int, seed uint64) (SoftmaxOpResult, error) {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return SoftmaxOpCheckOn(env, Uniform(F32, n, -4, 4, seed), Uniform(F32, n, -1, 1, seed+1), shape, offset)
+}
+
+// SoftmaxOpCheckOn is SoftmaxOpCheck on the given x and dy (any values: -inf, +inf and NaN
+// included). The float64 references follow PyTorch: a row with a finite maximum and no NaN or
+// +inf is exact (its -inf entries give 0); every other row is NaN in y and in dx, and a NaN where
+// the reference has one passes.
+func SoftmaxOpCheckOn(env *lab.Env, xs, dys []float32, shape []int, offset int) (SoftmaxOpResult, error) {
 	res := SoftmaxOpResult{Shape: shape, Offset: offset}
 	op, err := NewSoftmaxOp(env)
 	if err != nil {
@@ -307,11 +324,7 @@ func SoftmaxOpCheck(env *lab.Env, shape []int, offset int, seed uint64) (Softmax
 	}
 	op.Poison = true
 	defer op.Free()
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	xs, dys := Uniform(F32, n, -4, 4, seed), Uniform(F32, n, -1, 1, seed+1)
+	n := len(xs)
 	x := autograd.Param("x", []float64{}, shape...) // no element: nothing reaches the GPU
 	if n > 0 {
 		whole, err := gpu.Alloc[float32](env.Session, n+offset)
@@ -373,16 +386,22 @@ func SoftmaxGradLoss(tp *autograd.Tape, op autograd.Function, x *autograd.Tensor
 // SoftmaxGradCheckGPU proves the op's backward against central finite differences of
 // SoftmaxGradLoss through the float32 kernels, on at most maxPerInput elements of x (0: all).
 func SoftmaxGradCheckGPU(env *lab.Env, shape []int, seed uint64, maxPerInput int) (autograd.GradCheckResult, []string, error) {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return SoftmaxGradCheckGPUOn(env, check.Float64s(Uniform(F32, n, -2, 2, seed)), shape, seed, maxPerInput)
+}
+
+// SoftmaxGradCheckGPUOn is SoftmaxGradCheckGPU at x (-inf entries allowed: moved by a finite step
+// they stay -inf, and both derivatives are 0 there).
+func SoftmaxGradCheckGPUOn(env *lab.Env, xs []float64, shape []int, seed uint64, maxPerInput int) (autograd.GradCheckResult, []string, error) {
 	op, err := NewSoftmaxOp(env)
 	if err != nil {
 		return autograd.GradCheckResult{}, nil, err
 	}
 	defer op.Free()
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	x := autograd.Param("x", check.Float64s(Uniform(F32, n, -2, 2, seed)), shape...)
+	x := autograd.Param("x", xs, shape...)
 	opts := autograd.Float32Check
 	opts.MaxPerInput, opts.Seed = maxPerInput, seed
 	var launches []string
