@@ -118,7 +118,7 @@ func softmaxOp() *Op {
 			{Dims: []int{3, 1001}, Offset: 1, Note: "step 6 on single floats: a view off 16 bytes, cols % 4 != 0"},
 			{Dims: []int{6, 4099}, Note: "a cluster per row (step 8)"},
 			{Dims: []int{2, 65537}, Offset: 3, Note: "step 8 at the length masked rows broke", Short: true},
-			{Dims: []int{300, 8192}, Offset: 1, Note: "many rows, misaligned: step 8 (step 4 where the cluster step is refused, below compute capability 9.0)"},
+			{Dims: []int{300, 2051}, Offset: 1, Note: "many rows, misaligned: step 8 (step 4 where the cluster step is refused, below compute capability 9.0)"},
 			{Dims: []int{1, 262145}, Note: "past ClusterMaxCols: step 11 (a team of blocks)", Short: true},
 			{Dims: []int{2, 300001}, Offset: 1, Note: "step 11, misaligned"},
 			{Dims: []int{1, 4000003}, Note: "past what step 11 holds: step 10 (a row over many blocks)"},
