@@ -110,6 +110,10 @@ func TestCheck(t *testing.T) {
 func TestSaveLoad(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hostile.json")
 	rep := complete()
+	for _, op := range Catalogue() {
+		rep.Ops = append(rep.Ops, *op)
+	}
+	rep.Dists = Dists
 	rep.Rows[0].Outputs = []Judged{Judge("y", []float32{1, float32(nan)}, []float64{1, 2}, nil, check.FP32, 2).finite()}
 	if err := rep.Save(path); err != nil {
 		t.Fatal(err)
@@ -118,7 +122,7 @@ func TestSaveLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Rows) != len(rep.Rows) || back.Rows[0].Outputs[0].OK || len(back.Ops) != 0 {
+	if len(back.Rows) != len(rep.Rows) || back.Rows[0].Outputs[0].OK || len(back.Ops) != len(rep.Ops) || back.Ops[0].Paths[0] != rep.Ops[0].Paths[0] || len(back.Dists) != len(Dists) {
 		t.Errorf("the report came back as %d rows (want %d), first output ok %v", len(back.Rows), len(rep.Rows), back.Rows[0].Outputs[0].OK)
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "none.json")); err == nil || !strings.Contains(err.Error(), "cmd/hostile") {
