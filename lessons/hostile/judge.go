@@ -31,6 +31,10 @@ type Judged struct {
 	// reference says otherwise.
 	NaNMissing     int `json:"nan_missing"`
 	NonFiniteWrong int `json:"non_finite_wrong"`
+	// TorchNaNShared and TorchNaNBeaten count elements whose exact value is finite in float32 where
+	// PyTorch gives NaN (an intermediate overflowed): the op gave NaN too, or the exact value.
+	TorchNaNShared int `json:"torch_nan_shared,omitempty"`
+	TorchNaNBeaten int `json:"torch_nan_beaten,omitempty"`
 	FirstWrong     int `json:"first_wrong"` // index of the first non-finite mismatch, -1 if none
 	// Torch is "unavailable", or the op against PyTorch's output (within twice the tolerance: both
 	// are within it of the exact value) and PyTorch's own error against the reference.
@@ -45,10 +49,13 @@ type Judged struct {
 // PyTorch's output on the same input, under tol (the lesson's derived tolerance); cols is the
 // length of a row (the innermost dimension), the unit of the relative scale.
 //
-// Non-finite values follow PyTorch: where the reference (computed in float64 by the same formula,
-// whose NaNs are IEEE's) or PyTorch is NaN, the op must be NaN; where the exact value overflows
-// float32, the op must be infinite of its sign or NaN (an overflow inside a sum of both signs);
-// elsewhere the op must be finite and within tol of the reference rounded to float32.
+// Non-finite values follow PyTorch: where the reference (computed in float64 by PyTorch's formula,
+// whose NaNs are IEEE's: a NaN input, inf - inf, a softmax row all -inf) is NaN, the op must be
+// NaN; where the exact value overflows float32, the op must be infinite of its sign or NaN (an
+// overflow inside a sum of both signs), and NaN where PyTorch gives NaN. Where PyTorch gives NaN
+// although the exact value is finite in float32 (its arithmetic overflowed on the way), the op may
+// give NaN as PyTorch does or the right value (both are counted). Elsewhere the op must be finite
+// and within tol of the reference rounded to float32.
 func Judge(name string, got []float32, want []float64, torch []float32, tol check.Tolerance, cols int) Judged {
 	j := Judged{Output: name, N: len(want), FirstWrong: -1, TorchRelL2: -1, TorchOwn: -1, Torch: Unavailable}
 	if len(got) != len(want) || (torch != nil && len(torch) != len(want)) {
@@ -76,10 +83,14 @@ func Judge(name string, got []float32, want []float64, torch []float32, tol chec
 			w32 := float64(float32(wi)) // the reference as float32 holds it: overflow is Inf, underflow 0
 			torchNaN := torch != nil && math.IsNaN(float64(torch[i]))
 			switch {
-			case math.IsNaN(wi) || torchNaN:
+			case math.IsNaN(wi) || (torchNaN && math.IsInf(w32, 0)):
 				if !math.IsNaN(gi) {
 					wrong(i, &j.NaNMissing)
 				}
+			case torchNaN && math.IsNaN(gi):
+				// PyTorch's NaN where the exact value is finite: its float32 arithmetic overflowed
+				// on the way (inf - inf); the op did the same.
+				j.TorchNaNShared++
 			case math.IsInf(w32, 0):
 				if !(math.IsNaN(gi) || math.IsInf(gi, int(math.Copysign(1, w32)))) {
 					wrong(i, &j.NonFiniteWrong)
@@ -87,6 +98,9 @@ func Judge(name string, got []float32, want []float64, torch []float32, tol chec
 			case math.IsNaN(gi) || math.IsInf(gi, 0):
 				wrong(i, &j.NonFiniteWrong)
 			default:
+				if torchNaN {
+					j.TorchNaNBeaten++
+				}
 				ref.add(gi, w32)
 				if torch != nil {
 					if ti := float64(torch[i]); !math.IsInf(ti, 0) {

@@ -63,15 +63,28 @@ func slices4(a, b []float64) bool {
 // Where PyTorch gives NaN the op must too, even where the float64 reference is finite; where the
 // exact value overflows float32 the op may be infinite of its sign or NaN, nothing else.
 func TestJudgeFollowsPyTorch(t *testing.T) {
-	want := []float64{1, 2, 3, 4}
-	got := []float32{1, 2, 3, 4}
-	torch := []float32{1, nan, 3, 4}
-	if j := Judge("c", got, want, torch, check.FP32, 4); j.OK || j.NaNMissing != 1 {
-		t.Errorf("a finite value where PyTorch gives NaN passed")
+	want := []float64{1, math.NaN(), 3, 1e39}
+	got := []float32{1, 2, 3, inf}
+	torch := []float32{1, nan, 3, nan}
+	if j := Judge("c", got, want, torch, check.FP32, 4); j.OK || j.NaNMissing != 2 {
+		t.Errorf("finite or infinite values where PyTorch and the reference give NaN passed (%d NaN missing)", j.NaNMissing)
 	}
-	got[1] = nan
+	got[1], got[3] = nan, nan
 	if j := Judge("c", got, want, torch, check.FP32, 4); !j.OK {
 		t.Errorf("NaN where PyTorch gives NaN failed: %s", j.Why)
+	}
+	// PyTorch's NaN from an overflow inside its float32 arithmetic, the exact value finite: the op
+	// may share the NaN or give the exact value, not a wrong one.
+	exact := []float64{1, 2}
+	for _, c := range []struct {
+		got          []float32
+		pass         bool
+		shared, beat int
+	}{{[]float32{1, nan}, true, 1, 0}, {[]float32{1, 2}, true, 0, 1}, {[]float32{1, 2.5}, false, 0, 1}} {
+		j := Judge("loss", c.got, exact, []float32{1, nan}, check.FP32, 2)
+		if j.OK != c.pass || j.TorchNaNShared != c.shared || j.TorchNaNBeaten != c.beat {
+			t.Errorf("%v where PyTorch gives [1 NaN] and the exact value is %v: pass %v, shared %d, beaten %d", c.got, exact, j.OK, j.TorchNaNShared, j.TorchNaNBeaten)
+		}
 	}
 	over := []float64{1e39, -1e39, 1}
 	for _, c := range []struct {
