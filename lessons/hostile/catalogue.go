@@ -53,6 +53,10 @@ type Output struct {
 	Want []float64
 	Tol  check.Tolerance
 	Cols int
+	// RowFloor, when not nil, is each row's own floor in place of Tol.Floor (derived from that
+	// row's magnitudes, by the lesson's model): rows at 1e-30 beside rows at 1e30 are each held to
+	// their own rounding.
+	RowFloor func(row int) float64
 }
 
 // Op is one public op of a lesson as the harness calls it.

@@ -39,14 +39,22 @@ func giouOp() *Op {
 			{Dims: []int{64, 300}, Offset: 2, Note: "many boxes an image, misaligned"},
 		},
 		Inputs: func(sh Shape, d Dist, seed uint64) []Input {
+			// The lesson's boxes, each pair (pred and its target) scaled by one value of the
+			// distribution: GIoU does not change with the scale, its gradient goes as 1/scale.
 			s := giou.Shape{B: sh.Dims[0], M: sh.Dims[1]}
 			bt := giou.Generate(s, seed+1)
+			f := draw(sh, d, "scale", []int{s.B, s.M}, seed).Data
 			counts := make([]float32, len(bt.Counts))
 			for i, c := range bt.Counts {
 				counts[i] = float32(c)
 			}
-			return []Input{draw(sh, d, "pred", []int{s.B, s.M, 4}, seed),
-				{Name: "target", Shape: []int{s.B, s.M, 4}, Data: bt.Target}, {Name: "counts", Shape: []int{s.B}, Data: counts}}
+			pred, target := make([]float32, len(bt.Pred)), make([]float32, len(bt.Target))
+			for i := range pred {
+				a := float32(math.Abs(float64(f[i/4])))
+				pred[i], target[i] = bt.Pred[i]*a, bt.Target[i]*a
+			}
+			return []Input{{Name: "pred", Shape: []int{s.B, s.M, 4}, Data: pred},
+				{Name: "target", Shape: []int{s.B, s.M, 4}, Data: target}, {Name: "counts", Shape: []int{s.B}, Data: counts}}
 		},
 		Predict: func(dev gpu.DeviceInfo, sh Shape, _ []Input) string {
 			s := giou.Shape{B: sh.Dims[0], M: sh.Dims[1]}
@@ -106,14 +114,19 @@ func giouOp() *Op {
 				dpred[i] = 2 * L * g
 			}
 			// The lesson's floor is for the gradient times the box count; dpred is 2L times the gradient.
+			// Each image's floor from its own boxes (GradTolerance of the image alone).
+			factor := 2 * math.Abs(L) / math.Max(float64(bt.Total()), 1)
 			tol := giou.GradTolerance(bt)
-			if n := math.Max(float64(bt.Total()), 1); isFinite(L) && L != 0 {
-				tol.Floor *= 2 * math.Abs(L) / n
-				tol.Abs = math.Max(giou.GradTol.Abs, 10*tol.Floor)
+			tol.Floor *= factor
+			tol.Abs = math.Max(giou.GradTol.Abs, 10*tol.Floor)
+			rowFloor := func(b int) float64 {
+				o, n := b*bt.M*4, bt.M*4
+				img := &giou.Batch{Shape: giou.Shape{B: 1, M: bt.M}, Pred: bt.Pred[o : o+n], Target: bt.Target[o : o+n], Counts: bt.Counts[b : b+1]}
+				return giou.GradTolerance(img).Floor * factor
 			}
 			return []Output{
 				{Name: "loss", Want: []float64{L}, Tol: giou.LossTol, Cols: 1},
-				{Name: "dpred", Want: dpred, Tol: tol, Cols: 4 * bt.M},
+				{Name: "dpred", Want: dpred, Tol: tol, Cols: 4 * bt.M, RowFloor: rowFloor},
 			}
 		},
 		Torch: `

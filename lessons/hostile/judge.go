@@ -57,6 +57,12 @@ type Judged struct {
 // give NaN as PyTorch does or the right value (both are counted). Elsewhere the op must be finite
 // and within tol of the reference rounded to float32.
 func Judge(name string, got []float32, want []float64, torch []float32, tol check.Tolerance, cols int) Judged {
+	return JudgeOutput(Output{Name: name, Got: got, Want: want, Tol: tol, Cols: cols}, torch)
+}
+
+// JudgeOutput is Judge on an output, with its rows' own floors where it has them (RowFloor).
+func JudgeOutput(out Output, torch []float32) Judged {
+	name, got, want, tol, cols := out.Name, out.Got, out.Want, out.Tol, out.Cols
 	j := Judged{Output: name, N: len(want), FirstWrong: -1, TorchRelL2: -1, TorchOwn: -1, Torch: Unavailable}
 	if len(got) != len(want) || (torch != nil && len(torch) != len(want)) {
 		j.Why = fmt.Sprintf("%s has %d values, the reference %d (PyTorch %d)", name, len(got), len(want), len(torch))
@@ -75,9 +81,15 @@ func Judge(name string, got []float32, want []float64, torch []float32, tol chec
 	for row := 0; row*cols < len(want); row++ {
 		lo, hi := row*cols, min((row+1)*cols, len(want))
 		s := rowScale(want[lo:hi])
-		ref.start(s)
-		vsTorch.start(s)
-		torchOwn.start(s)
+		floor := tol.Floor
+		if out.RowFloor != nil && tol.Floor > 0 {
+			if f := out.RowFloor(row); isFinite(f) {
+				floor = f
+			}
+		}
+		ref.start(s, floor)
+		vsTorch.start(s, 2*floor)
+		torchOwn.start(s, floor)
 		for i := lo; i < hi; i++ {
 			gi, wi := float64(got[i]), want[i]
 			w32 := float64(float32(wi)) // the reference as float32 holds it: overflow is Inf, underflow 0
@@ -168,12 +180,13 @@ func rowScale(row []float64) float64 {
 
 // rowSet gathers finite (got, want) pairs row by row, each divided by its row's scale.
 type rowSet struct {
-	got, want [][]float64
-	scale     []float64
+	got, want    [][]float64
+	scale, floor []float64
 }
 
-func (r *rowSet) start(s float64) {
-	r.got, r.want, r.scale = append(r.got, nil), append(r.want, nil), append(r.scale, s)
+// start begins a row whose reference has scale s and whose elements' floor (an absolute error) is floor.
+func (r *rowSet) start(s, floor float64) {
+	r.got, r.want, r.scale, r.floor = append(r.got, nil), append(r.want, nil), append(r.scale, s), append(r.floor, floor)
 }
 
 func (r *rowSet) add(got, want float64) {
@@ -183,8 +196,8 @@ func (r *rowSet) add(got, want float64) {
 }
 
 // compare is check.Compare over every row at once, in relative terms: each row's elements against
-// tol with its floor (an absolute error derived for the output's own magnitudes) divided by the
-// row's scale, and the L2 rule over all rows, ||got-want|| <= RelL2 ||want|| + 3 sqrt(sum of each
+// tol with the row's floor (an absolute error derived for the output's own magnitudes) divided by
+// the row's scale, and the L2 rule over all rows, ||got-want|| <= RelL2 ||want|| + 3 sqrt(sum of each
 // element's floor squared), check's rule where every floor is equal.
 func (r *rowSet) compare(tol check.Tolerance) check.Result {
 	res := check.Result{FirstBad: -1, Tol: tol}
@@ -193,8 +206,11 @@ func (r *rowSet) compare(tol check.Tolerance) check.Result {
 	for k := range r.got {
 		t := tol
 		if tol.Floor > 0 {
-			t.Floor = tol.Floor / r.scale[k]
-			t.Abs = math.Max(tol.Abs, 10*t.Floor)
+			// WithFloor raised Abs to 10 floors, an absolute bound; in relative terms the bound is
+			// the base tolerance's Abs (every floored tolerance of the catalogue is check.FP32's)
+			// or 10 floors divided by the row's scale, whichever is larger.
+			t.Floor = r.floor[k] / r.scale[k]
+			t.Abs = math.Max(math.Min(tol.Abs, check.FP32.Abs), 10*t.Floor)
 		}
 		row := check.Compare(r.got[k], r.want[k], t)
 		res.N += row.N
@@ -209,7 +225,9 @@ func (r *rowSet) compare(tol check.Tolerance) check.Result {
 			num += d * d
 			den += w * w
 		}
-		floors += t.Floor * t.Floor * float64(len(r.got[k]))
+		if len(r.got[k]) > 0 {
+			floors += t.Floor * t.Floor * float64(len(r.got[k]))
+		}
 		off += len(r.got[k])
 	}
 	switch {

@@ -199,3 +199,34 @@ func TestRefused(t *testing.T) {
 		}
 	}
 }
+
+// A perfect op (the float64 reference rounded to float32) passes every case of the catalogue's
+// short shapes under every distribution, and one wrong element in an output fails its case: the
+// references, tolerances and non-finite rules neither reject the right answer nor miss a wrong one.
+func TestPerfectOpPassesBrokenOpFails(t *testing.T) {
+	dev := recordedDevices(t)[1]
+	for _, c := range Cases(Catalogue(), nil, true, 11) {
+		in := c.Op.Inputs(c.Shape, c.Dist, c.Seed)
+		step := c.Op.Predict(dev, c.Shape, in)
+		for _, out := range c.Op.Reference(c.Shape, in, step) {
+			got := float32s(out.Want)
+			out.Got = got
+			if j := JudgeOutput(out, nil); !j.OK {
+				t.Errorf("%s %s %s: the rounded reference of %s fails: %s", c.Op.Name, c.Shape, c.Dist.Name, out.Name, j.Why)
+			}
+			for i, w := range out.Want {
+				if v := float32(w); isFinite(float64(v)) {
+					floor := out.Tol.Floor
+					if out.RowFloor != nil && floor > 0 {
+						floor = out.RowFloor(i / out.Cols)
+					}
+					got[i] = v*1.01 + float32(1e-3*rowScale(out.Want[(i/out.Cols)*out.Cols:min((i/out.Cols+1)*out.Cols, len(out.Want))])+100*floor)
+					if j := JudgeOutput(out, nil); j.OK {
+						t.Errorf("%s %s %s: %s with element %d 1%% off passes", c.Op.Name, c.Shape, c.Dist.Name, out.Name, i)
+					}
+					break
+				}
+			}
+		}
+	}
+}

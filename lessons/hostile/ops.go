@@ -174,9 +174,12 @@ func softmaxOp() *Op {
 					fy, fdy = append(fy, v), append(fdy, dy[i])
 				}
 			}
+			rowFloor := func(r int) float64 {
+				return reduce.SoftmaxBackwardTolerance(y[r*cols:(r+1)*cols], dy[r*cols:(r+1)*cols]).Floor
+			}
 			return []Output{
 				{Name: "y", Want: y, Tol: check.FP32, Cols: cols},
-				{Name: "dx", Want: dx, Tol: reduce.SoftmaxBackwardTolerance(fy, fdy), Cols: cols},
+				{Name: "dx", Want: dx, Tol: reduce.SoftmaxBackwardTolerance(fy, fdy), Cols: cols, RowFloor: rowFloor},
 			}
 		},
 		Torch: `
@@ -258,16 +261,12 @@ func layerNormOp() *Op {
 				y = append(y, yn...)
 			}
 			dx, dw, db := reduce.LayerNormBackward(x, w, dy, N, M, reduce.LNEps)
-			fx, fdy := finiteRows(x, dy, M)
-			btol := check.FP32
-			if len(fx) > 0 {
-				btol = reduce.LNBackwardTolerance(fx, w, fdy, len(fx)/M, M)
-			}
+			dxTol, dxFloor, dwTol, dbTol := lnBackwardTolerances(x, w, dy, N, M)
 			return []Output{
 				{Name: "y", Want: y, Tol: check.FP32, Cols: M},
-				{Name: "dx", Want: dx, Tol: btol, Cols: M},
-				{Name: "dweight", Want: dw, Tol: btol, Cols: M},
-				{Name: "dbias", Want: db, Tol: btol, Cols: M},
+				{Name: "dx", Want: dx, Tol: dxTol, Cols: M, RowFloor: dxFloor},
+				{Name: "dweight", Want: dw, Tol: dwTol, Cols: M},
+				{Name: "dbias", Want: db, Tol: dbTol, Cols: M},
 			}
 		},
 		Torch: `
@@ -278,6 +277,48 @@ y = torch.nn.functional.layer_norm(x, tuple(I["weight"].shape), w, b, eps=1e-5)
 y.backward(I["dy"])
 return {"y": y, "dx": x.grad, "dweight": w.grad, "dbias": b.grad}`,
 	}
+}
+
+// lnBackwardTolerances are the floors of reduce.LNBackwardTolerance kept apart, by its own rounding
+// model: dx's, rstd times three terms and two means of RMS T = rms(dy) rms(w), for each sample with
+// its own rstd and dy (dxFloor; dxTol's floor is the largest); dweight's, sums of N terms dy xhat;
+// dbias's, sums of N terms dy. The lesson takes the largest for all three, which is right for its
+// O(1) inputs; at 1e30 dx is 1e-30 while the sums' floor stays 1e-8, and one floor for all would
+// pass any dx (and at 1e-30, where xhat is 1e-25, any dweight).
+func lnBackwardTolerances(x, w, dy []float32, N, M int) (dxTol check.Tolerance, dxFloor func(int) float64, dwTol, dbTol check.Tolerance) {
+	rmsOf := func(v []float64) float64 {
+		var s float64
+		for _, a := range v {
+			s += a * a
+		}
+		return math.Sqrt(s / float64(max(len(v), 1)))
+	}
+	rw := rmsOf(check.Float64s(w))
+	floors := make([]float64, N)
+	var dyx, dys []float64
+	worst := 0.0
+	for n := 0; n < N; n++ {
+		xs, ds := x[n*M:(n+1)*M], check.Float64s(dy[n*M:(n+1)*M])
+		_, mean, rstd := reduce.LayerNormSample(xs, w, w, reduce.LNEps)
+		T := rmsOf(ds) * rw
+		floors[n] = rstd * (check.SumFloor(check.U32, 3, T) + 2*check.SumFloor(check.U32, M, T)/float64(M))
+		if !isFinite(floors[n]) {
+			continue
+		}
+		worst = math.Max(worst, floors[n])
+		for i, v := range xs {
+			dyx = append(dyx, ds[i]*(float64(v)-mean)*rstd)
+		}
+		dys = append(dys, ds...)
+	}
+	if len(dys) == 0 {
+		return check.FP32, nil, check.FP32, check.FP32
+	}
+	sum := func(terms []float64) check.Tolerance {
+		return check.FP32.WithFloor(check.SumFloor(check.U32, N, rmsOf(terms)), fmt.Sprintf("sums of N = %d terms of RMS %.2g", N, rmsOf(terms)))
+	}
+	return check.FP32.WithFloor(worst, "dx: each sample's rstd times three terms and two means of its dy w"),
+		func(n int) float64 { return floors[n] }, sum(dyx), sum(dys)
 }
 
 // matmulShapes are the products (M, K, N) of both Multiplys: the paths of lesson 03's dispatch, and

@@ -24,12 +24,12 @@ func rwkvOp() *Op {
 		Paths:   rwkvPaths,
 		Outputs: []string{"out", "dw", "dk"},
 		Shapes: []Shape{
-			{Dims: []int{1, 1, 1}, Note: "one element: the general steps", Short: true},
+			{Dims: []int{1, 1, 1}, Note: "one element", Short: true},
 			{Dims: []int{8, 64, 256}, Note: "B a multiple of 8, T of 4: the fastest steps", Short: true},
 			{Dims: []int{3, 5, 13}, Offset: 1, Note: "odd sizes, views off 16 bytes", Short: true},
-			{Dims: []int{16, 32, 1024}, Note: "T past the shared-memory steps"},
-			{Dims: []int{2, 768, 768}, Note: "the article's C and T, B not a multiple of 8"},
-			{Dims: []int{4, 16, 4100}, Offset: 2, Note: "long T, misaligned"},
+			{Dims: []int{16, 32, 1024}, Note: "the longest T of the fast steps"},
+			{Dims: []int{2, 96, 768}, Note: "the article's T, B not a multiple of 8"},
+			{Dims: []int{2, 8, 4100}, Offset: 2, Note: "T past every step but the general one, misaligned"},
 		},
 		Inputs: func(sh Shape, d Dist, seed uint64) []Input {
 			B, C, T := sh.Dims[0], sh.Dims[1], sh.Dims[2]

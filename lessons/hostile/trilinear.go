@@ -85,7 +85,10 @@ func trilinearOp() *Op {
 			return []Output{
 				{Name: "out", Want: trilinear.Forward(s, f64, p64), Tol: trilinear.ForwardTol, Cols: s.F},
 				{Name: "dfeats", Want: trilinear.BackwardFeats(s, p64, g64, nil), Tol: trilinear.FeatsTol, Cols: s.F},
-				{Name: "dpoints", Want: trilinear.BackwardPoints(s, f64, p64, g64, nil), Tol: trilinear.PointsTolerance(s.F, ff, g64), Cols: 3},
+				{Name: "dpoints", Want: trilinear.BackwardPoints(s, f64, p64, g64, nil), Tol: trilinear.PointsTolerance(s.F, ff, g64), Cols: 3,
+					RowFloor: func(n int) float64 {
+						return trilinear.PointsTolerance(s.F, ff[n*8*s.F:(n+1)*8*s.F], g64[n*s.F:(n+1)*s.F]).Floor
+					}},
 			}
 		},
 		Torch: `
