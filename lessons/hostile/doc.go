@@ -11,9 +11,11 @@
 // device buffer.
 //
 // Every case (op, distribution, shape) ends in one of three verdicts:
-//   - pass: every output is within the lesson's own tolerance of the float64 reference, judged
-//     relative to the output's size (so that 1e-30 and 1e30 are held to the same bound), and has
-//     PyTorch's non-finite values: where PyTorch's op gives NaN the op gives NaN;
+//   - pass: every output is within the lesson's own tolerance of the float64 reference, judged row
+//     by row relative to the row's size and with the floor its own magnitudes give (so that 1e-30
+//     and 1e30 are held to the same bound), and has PyTorch's non-finite values: NaN where the
+//     input makes the answer NaN (a NaN, inf - inf, a softmax row all -inf), as PyTorch's op gives
+//     (Judge says how an overflow inside PyTorch's arithmetic is taken);
 //   - refused: the op returned an error naming the reason before giving any output;
 //   - fail: what differs, and where.
 //
