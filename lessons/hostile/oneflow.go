@@ -82,7 +82,7 @@ func upsampleOp() *Op {
 			{Dims: []int{1, 1, 1, 1}, Note: "one pixel", Short: true},
 			{Dims: []int{2, 3, 17, 31}, Note: "odd sides: pack2x", Short: true},
 			{Dims: []int{2, 3, 64, 64}, Offset: 1, Note: "views off 8 bytes: the generic kernels", Short: true},
-			{Dims: []int{8, 64, 80, 80}, Note: "the article's 80 x 80 maps"},
+			{Dims: []int{2, 16, 80, 80}, Note: "the article's 80 x 80 maps"},
 		},
 		Inputs: func(sh Shape, d Dist, seed uint64) []Input {
 			n, c, h, w := sh.Dims[0], sh.Dims[1], sh.Dims[2], sh.Dims[3]

@@ -25,7 +25,7 @@ func trilinearOp() *Op {
 			{Dims: []int{1000, 64}, Note: "float4 kernels", Short: true},
 			{Dims: []int{999, 30}, Note: "F % 4 != 0: the any-shape kernels", Short: true},
 			{Dims: []int{500, 64}, Offset: 1, Note: "feats a view off 16 bytes: the any-shape kernels"},
-			{Dims: []int{4096, 256}, Note: "the article's F, float4 kernels"},
+			{Dims: []int{1024, 256}, Note: "the article's F, float4 kernels"},
 		},
 		Inputs: func(sh Shape, d Dist, seed uint64) []Input {
 			N, F := sh.Dims[0], sh.Dims[1]
