@@ -95,7 +95,7 @@ func (rep *Report) Summary() []string {
 		fmt.Sprintf("%d cases in %.0f s: %d pass, %d refused, %d fail", len(rep.Rows), rep.Seconds, p, r, f),
 	}
 	for _, op := range rep.Ops {
-		var n, np, nr, nf int
+		var n, np, nr, nf, other int
 		var steps []string
 		for _, row := range rep.Rows {
 			if row.Op != op.Name {
@@ -113,8 +113,15 @@ func (rep *Report) Summary() []string {
 			if row.Step != "" && !slices.Contains(steps, row.Step) {
 				steps = append(steps, row.Step)
 			}
+			if row.Verdict != Refused && row.Step != row.Predicted {
+				other++
+			}
 		}
-		out = append(out, fmt.Sprintf("  %s (lesson %s): %d cases, %d pass, %d refused, %d fail; steps: %s", op.Name, op.Lesson, n, np, nr, nf, strings.Join(steps, " | ")))
+		line := fmt.Sprintf("  %s (lesson %s): %d cases, %d pass, %d refused, %d fail; steps: %s", op.Name, op.Lesson, n, np, nr, nf, strings.Join(steps, " | "))
+		if other > 0 {
+			line += fmt.Sprintf("; %d cases ran another step than the dispatch's rule predicts", other)
+		}
+		out = append(out, line)
 	}
 	for _, row := range rep.Failures() {
 		out = append(out, "  "+row.Line())

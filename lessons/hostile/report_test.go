@@ -48,6 +48,9 @@ func complete() *Report {
 			rep.Rows = append(rep.Rows, Row{Op: op.Name, Dist: Dists[0].Name, Shape: op.Shapes[0].String(), Step: p + "; after", Verdict: Pass})
 		}
 	}
+	for i := range rep.Rows {
+		rep.Rows[i].Predicted = rep.Rows[i].Step
+	}
 	return rep
 }
 
@@ -148,5 +151,51 @@ func TestTorchScriptCompiles(t *testing.T) {
 		if !strings.Contains(script, fmt.Sprintf("FNS[%q]", op.Name)) {
 			t.Errorf("the script has no function for %s", op.Name)
 		}
+	}
+}
+
+// The summary counts each verdict, names each op's steps, says where a case ran another step than
+// the dispatch predicts, and lists every failure.
+func TestSummary(t *testing.T) {
+	rep := complete()
+	for _, op := range Catalogue() {
+		rep.Ops = append(rep.Ops, *op)
+	}
+	rep.Rows[0].Verdict, rep.Rows[0].Why = Fail, "y: 3 elements not NaN where the reference or PyTorch is NaN"
+	rep.Rows[1].Predicted = "something else"
+	lines := strings.Join(rep.Summary(), "\n")
+	p, r, f := rep.Count()
+	for _, want := range []string{fmt.Sprintf("%d pass, %d refused, %d fail", p, r, f), "FAIL", "3 elements not NaN",
+		"1 cases ran another step", rep.Ops[0].Paths[0]} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("the summary has no %q:\n%s", want, lines)
+		}
+	}
+	if f != 1 || r == 0 {
+		t.Errorf("counts %d pass, %d refused, %d fail", p, r, f)
+	}
+}
+
+// Every case of a run has its own seed, drawn from the run's: another run seed draws other inputs.
+func TestCasesSeeded(t *testing.T) {
+	a, b := Cases(Catalogue(), nil, false, 1), Cases(Catalogue(), nil, false, 2)
+	seen := map[uint64]bool{}
+	for i, c := range a {
+		if seen[c.Seed] {
+			t.Fatalf("case %d (%s %s %s) repeats a seed", i, c.Op.Name, c.Shape, c.Dist.Name)
+		}
+		seen[c.Seed] = true
+		if b[i].Seed == c.Seed {
+			t.Fatalf("case %d has the same seed under run seeds 1 and 2", i)
+		}
+	}
+	short := Cases(Catalogue(), []string{"softmax"}, true, 1)
+	for _, c := range short {
+		if c.Op.Name != "softmax" || !c.Shape.Short {
+			t.Fatalf("a short softmax run has %s %s", c.Op.Name, c.Shape)
+		}
+	}
+	if len(short) == 0 || len(short) >= len(Cases(Catalogue(), []string{"softmax"}, false, 1)) {
+		t.Errorf("the short softmax run has %d cases", len(short))
 	}
 }
