@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -129,14 +130,14 @@ func giouOp() *Op {
 				{Name: "dpred", Want: dpred, Tol: tol, Cols: 4 * bt.M, RowFloor: rowFloor},
 			}
 		},
-		Torch: `
+		Torch: fmt.Sprintf(`
 B, M = META["dims"]
 targets = I["target"]
 mask = torch.arange(M, device=targets.device)[None, :] < I["counts"][:, None]
 
 
 def giou_loss(pred):
-    eps = 1e-5
+    eps = %v
     area1 = (targets[..., 2] - targets[..., 0]) * (targets[..., 3] - targets[..., 1])
     area2 = (pred[..., 2] - pred[..., 0]) * (pred[..., 3] - pred[..., 1])
     wh = (torch.min(targets[..., 2:], pred[..., 2:]) - torch.max(targets[..., :2], pred[..., :2])).clamp(min=0)
@@ -154,6 +155,6 @@ with torch.no_grad():
     loss = giou_loss(I["pred"])
 pred = I["pred"].clone().requires_grad_(True)
 (giou_loss(pred) ** 2).backward()
-return {"loss": loss, "dpred": pred.grad}`,
+return {"loss": loss, "dpred": pred.grad}`, giou.Eps),
 	}
 }

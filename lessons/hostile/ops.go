@@ -269,13 +269,13 @@ func layerNormOp() *Op {
 				{Name: "dbias", Want: db, Tol: dbTol, Cols: M},
 			}
 		},
-		Torch: `
+		Torch: fmt.Sprintf(`
 x = I["x"].clone().requires_grad_(True)
 w = I["weight"].clone().requires_grad_(True)
 b = I["bias"].clone().requires_grad_(True)
-y = torch.nn.functional.layer_norm(x, tuple(I["weight"].shape), w, b, eps=1e-5)
+y = torch.nn.functional.layer_norm(x, tuple(I["weight"].shape), w, b, eps=%v)
 y.backward(I["dy"])
-return {"y": y, "dx": x.grad, "dweight": w.grad, "dbias": b.grad}`,
+return {"y": y, "dx": x.grad, "dweight": w.grad, "dbias": b.grad}`, reduce.LNEps),
 	}
 }
 

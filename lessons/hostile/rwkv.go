@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/autograd"
@@ -89,12 +90,12 @@ func rwkvOp() *Op {
 				{Name: "dk", Want: rwkv.BackwardDK(s, w, g), Tol: rwkv.DKTolerance, Cols: s.T},
 			}
 		},
-		Torch: `
+		Torch: fmt.Sprintf(`
 B, C, T = META["dims"]
 w = I["w"].clone().requires_grad_(True)
 k = I["k"].clone().requires_grad_(True)
-out = torch.nn.functional.conv1d(torch.nn.functional.pad(k, (T - 1, 0)), w[:, None, :], groups=C) + 0.1
+out = torch.nn.functional.conv1d(torch.nn.functional.pad(k, (T - 1, 0)), w[:, None, :], groups=C) + %v
 out.backward(I["g"])
-return {"out": out, "dw": w.grad, "dk": k.grad}`,
+return {"out": out, "dw": w.grad, "dk": k.grad}`, rwkv.Eps),
 	}
 }
