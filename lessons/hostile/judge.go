@@ -31,11 +31,12 @@ type Judged struct {
 	// reference says otherwise.
 	NaNMissing     int `json:"nan_missing"`
 	NonFiniteWrong int `json:"non_finite_wrong"`
-	// TorchNaNShared and TorchNaNBeaten count elements whose exact value is finite in float32 where
-	// PyTorch gives NaN (an intermediate overflowed): the op gave NaN too, or the exact value.
-	TorchNaNShared int `json:"torch_nan_shared,omitempty"`
-	TorchNaNBeaten int `json:"torch_nan_beaten,omitempty"`
-	FirstWrong     int `json:"first_wrong"` // index of the first non-finite mismatch, -1 if none
+	// TorchOverflowShared and TorchOverflowBeaten count elements whose exact value is finite in
+	// float32 where PyTorch's is not (its float32 arithmetic overflowed on the way): the op was not
+	// finite either, or gave the exact value.
+	TorchOverflowShared int `json:"torch_overflow_shared,omitempty"`
+	TorchOverflowBeaten int `json:"torch_overflow_beaten,omitempty"`
+	FirstWrong          int `json:"first_wrong"` // index of the first non-finite mismatch, -1 if none
 	// Torch is "unavailable", or the op against PyTorch's output (within twice the tolerance: both
 	// are within it of the exact value) and PyTorch's own error against the reference.
 	Torch      string  `json:"torch"`
@@ -52,10 +53,11 @@ type Judged struct {
 // Non-finite values follow PyTorch: where the reference (computed in float64 by PyTorch's formula,
 // whose NaNs are IEEE's: a NaN input, inf - inf, a softmax row all -inf) is NaN, the op must be
 // NaN; where the exact value overflows float32, the op must be infinite of its sign or NaN (an
-// overflow inside a sum of both signs), and NaN where PyTorch gives NaN. Where PyTorch gives NaN
-// although the exact value is finite in float32 (its arithmetic overflowed on the way), the op may
-// give NaN as PyTorch does or the right value (both are counted). Elsewhere the op must be finite
-// and within tol of the reference rounded to float32.
+// overflow inside a sum of both signs), and NaN where PyTorch gives NaN. Where PyTorch is not
+// finite although the exact value is finite in float32 (its arithmetic overflowed on the way: a
+// product past 3.4e38, inf - inf), the op may be non-finite as PyTorch is or give the right value
+// (both are counted); without PyTorch such an element must be right. Elsewhere the op must be
+// finite and within tol of the reference rounded to float32.
 func Judge(name string, got []float32, want []float64, torch []float32, tol check.Tolerance, cols int) Judged {
 	return JudgeOutput(Output{Name: name, Got: got, Want: want, Tol: tol, Cols: cols}, torch)
 }
@@ -94,15 +96,16 @@ func JudgeOutput(out Output, torch []float32) Judged {
 			gi, wi := float64(got[i]), want[i]
 			w32 := float64(float32(wi)) // the reference as float32 holds it: overflow is Inf, underflow 0
 			torchNaN := torch != nil && math.IsNaN(float64(torch[i]))
+			torchOver := torch != nil && !isFinite(float64(torch[i])) // NaN or Inf
 			switch {
 			case math.IsNaN(wi) || (torchNaN && math.IsInf(w32, 0)):
 				if !math.IsNaN(gi) {
 					wrong(i, &j.NaNMissing)
 				}
-			case torchNaN && math.IsNaN(gi):
-				// PyTorch's NaN where the exact value is finite: its float32 arithmetic overflowed
-				// on the way (inf - inf); the op did the same.
-				j.TorchNaNShared++
+			case torchOver && !isFinite(gi) && !math.IsInf(w32, 0):
+				// PyTorch is not finite where the exact value is: its float32 arithmetic overflowed
+				// on the way (a product past 3.4e38, inf - inf); the op did the same.
+				j.TorchOverflowShared++
 			case math.IsInf(w32, 0):
 				if !(math.IsNaN(gi) || math.IsInf(gi, int(math.Copysign(1, w32)))) {
 					wrong(i, &j.NonFiniteWrong)
@@ -110,12 +113,12 @@ func JudgeOutput(out Output, torch []float32) Judged {
 			case math.IsNaN(gi) || math.IsInf(gi, 0):
 				wrong(i, &j.NonFiniteWrong)
 			default:
-				if torchNaN {
-					j.TorchNaNBeaten++
+				if torchOver {
+					j.TorchOverflowBeaten++
 				}
 				ref.add(gi, w32)
 				if torch != nil {
-					if ti := float64(torch[i]); !math.IsInf(ti, 0) {
+					if ti := float64(torch[i]); isFinite(ti) {
 						torchOwn.add(ti, w32)
 						vsTorch.add(gi, ti)
 					}

@@ -73,17 +73,20 @@ func TestJudgeFollowsPyTorch(t *testing.T) {
 	if j := Judge("c", got, want, torch, check.FP32, 4); !j.OK {
 		t.Errorf("NaN where PyTorch gives NaN failed: %s", j.Why)
 	}
-	// PyTorch's NaN from an overflow inside its float32 arithmetic, the exact value finite: the op
-	// may share the NaN or give the exact value, not a wrong one.
+	// PyTorch not finite from an overflow inside its float32 arithmetic, the exact value finite:
+	// the op may be non-finite too or give the exact value, not a wrong one; without PyTorch it
+	// must be right.
 	exact := []float64{1, 2}
 	for _, c := range []struct {
-		got          []float32
+		got, torch   []float32
 		pass         bool
 		shared, beat int
-	}{{[]float32{1, nan}, true, 1, 0}, {[]float32{1, 2}, true, 0, 1}, {[]float32{1, 2.5}, false, 0, 1}} {
-		j := Judge("loss", c.got, exact, []float32{1, nan}, check.FP32, 2)
-		if j.OK != c.pass || j.TorchNaNShared != c.shared || j.TorchNaNBeaten != c.beat {
-			t.Errorf("%v where PyTorch gives [1 NaN] and the exact value is %v: pass %v, shared %d, beaten %d", c.got, exact, j.OK, j.TorchNaNShared, j.TorchNaNBeaten)
+	}{{[]float32{1, nan}, []float32{1, nan}, true, 1, 0}, {[]float32{1, inf}, []float32{1, nan}, true, 1, 0},
+		{[]float32{1, nan}, []float32{1, ninf}, true, 1, 0}, {[]float32{1, 2}, []float32{1, nan}, true, 0, 1},
+		{[]float32{1, 2.5}, []float32{1, nan}, false, 0, 1}, {[]float32{1, nan}, nil, false, 0, 0}} {
+		j := Judge("loss", c.got, exact, c.torch, check.FP32, 2)
+		if j.OK != c.pass || j.TorchOverflowShared != c.shared || j.TorchOverflowBeaten != c.beat {
+			t.Errorf("%v where PyTorch gives %v and the exact value is %v: pass %v, shared %d, beaten %d", c.got, c.torch, exact, j.OK, j.TorchOverflowShared, j.TorchOverflowBeaten)
 		}
 	}
 	over := []float64{1e39, -1e39, 1}
