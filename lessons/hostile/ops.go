@@ -19,7 +19,7 @@ import (
 // softmax never takes step 4 (the cluster step takes its rows) and Multiply's accurate dispatch
 // never the warp-tile or shared-memory steps for these sizes.
 func Catalogue() []*Op {
-	return []*Op{softmaxOp(), layerNormOp(), multiplyOp(), hopperMultiplyOp(), trilinearOp(), giouOp(), rwkvOp(), convOp(), mulOp(), upsampleOp()}
+	return []*Op{softmaxOp(), layerNormOp(), multiplyOp(), hopperMultiplyOp(), matmulOp(), hopperOp(), trilinearOp(), giouOp(), rwkvOp(), convOp(), mulOp(), upsampleOp()}
 }
 
 // OpByName finds an op of the catalogue.
