@@ -145,9 +145,11 @@ func runCase(env *lab.Env, dev gpu.DeviceInfo, c Case, id string, tr *Torch) Row
 	return row
 }
 
-// finite is j with every non-finite number as JSON can hold it: an error too large to measure as
-// the largest float64 (the judgement stays as it was).
+// finite is j as the record keeps it: every non-finite number as JSON can hold it (an error too
+// large to measure as the largest float64; the judgement stays as it was), and the tolerance by its
+// name and bounds, without the derivation each row would repeat.
 func (j Judged) finite() Judged {
+	j.Ref.Tol.Why = ""
 	for _, f := range []*float64{&j.Ref.RelL2, &j.Ref.RMS, &j.Ref.MaxAbs, &j.TorchRelL2, &j.TorchOwn} {
 		if math.IsNaN(*f) || math.IsInf(*f, 0) {
 			*f = math.MaxFloat64
