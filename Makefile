@@ -57,6 +57,14 @@ sanitize: setup
 profile: setup
 	@source .ci/env.sh && go run ./cmd/profile -out $(OUT)/profiles $(ARGS)
 
+# Hostile inputs: every public op of every lesson on the inputs models produce (extreme scales,
+# masks, inf and NaN, denormals, long rows, misaligned views), against the float64 reference and
+# PyTorch (cmd/hostile; needs a GPU). It writes $(OUT)/hostile.json; ARGS="-out results" records the
+# run that make test checks. For example: make hostile ARGS="-short -ops softmax"
+.PHONY: hostile
+hostile: setup
+	@source .ci/env.sh && go run ./cmd/hostile -out $(OUT) $(ARGS)
+
 # The classroom: JupyterHub serving the suite to the students of a roster (a plain file of user names,
 # each optionally with a GPU), each logging in with their own account to their own server, copy of
 # the notebooks and GPU (.ci/hub.sh; docs/INSTRUCTORS.md). Run as root, on port 8000 unless PORT is

@@ -349,21 +349,6 @@ func hopperConv(s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
 	return pl, err == nil
 }
 
-// fastestConv is the last step of the ladder (the ladder runs from slow to fast) that computes the
-// plain conv output in dtype and whose plan takes s on d.
-func fastestConv(s conv.Shape, d gpu.DeviceInfo, dtype string) (conv.Step, bool) {
-	for i := len(conv.Steps) - 1; i >= 0; i-- {
-		st := conv.Steps[i]
-		if st.Fused || st.DType != dtype {
-			continue
-		}
-		if _, err := st.PlanFor(s, d); err == nil {
-			return st, true
-		}
-	}
-	return conv.Step{}, false
-}
-
 func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 	m := newImpl(b.env, p)
 	if err := m.allocTensors(); err != nil {
@@ -412,7 +397,7 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 			own := conv.Tol(conv.FP16)
 			v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.ConvFP16.Name, DType: conv.FP16, Tol: conv.Tol(conv.F32), Own: &own}
 		} else {
-			st, ok := fastestConv(s, d, dtype)
+			st, ok := conv.FastestStep(s, d, dtype)
 			if !ok {
 				continue
 			}

@@ -126,8 +126,8 @@ func TestStepsOnH100(t *testing.T) {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%s: %v", ps[i].ID(), err)
 		}
-		f32, ok32 := fastestConv(s, d, conv.F32)
-		f16, ok16 := fastestConv(s, d, conv.FP16)
+		f32, ok32 := conv.FastestStep(s, d, conv.F32)
+		f16, ok16 := conv.FastestStep(s, d, conv.FP16)
 		if !ok32 || !ok16 || f32.Name != "3 implicit GEMM" || f16.Name != "5 cp.async FP16" {
 			t.Errorf("%s: %s %v, %s %v", ps[i].ID(), f32.Name, ok32, f16.Name, ok16)
 		}
