@@ -80,7 +80,7 @@ func (b *Buffer[T]) CopyFromHost(host []T) error {
 	if b.n == 0 {
 		return nil
 	}
-	if err := b.s.drv.htod(b.ptr, unsafe.Pointer(&host[0]), b.Bytes()); err != nil {
+	if err := b.s.wait(func() error { return b.s.drv.htod(b.ptr, unsafe.Pointer(&host[0]), b.Bytes()) }); err != nil {
 		return fmt.Errorf("copying %s to the device: %w", FormatBytes(b.Bytes()), b.s.fault(err))
 	}
 	return nil
@@ -94,7 +94,7 @@ func (b *Buffer[T]) CopyToHost(host []T) error {
 	if b.n == 0 {
 		return nil
 	}
-	if err := b.s.drv.dtoh(unsafe.Pointer(&host[0]), b.ptr, b.Bytes()); err != nil {
+	if err := b.s.wait(func() error { return b.s.drv.dtoh(unsafe.Pointer(&host[0]), b.ptr, b.Bytes()) }); err != nil {
 		return fmt.Errorf("copying %s from the device: %w", FormatBytes(b.Bytes()), b.s.fault(err))
 	}
 	b.s.synced()
@@ -159,9 +159,9 @@ func (b *Buffer[T]) Free() error {
 	if b == nil || !b.owner || b.ptr == 0 {
 		return nil
 	}
-	err := b.s.drv.free(b.ptr)
+	err := b.s.wait(func() error { return b.s.drv.free(b.ptr) }) // a free waits for the kernels before it
 	b.ptr, b.n = 0, 0
-	return err
+	return b.s.fault(err)
 }
 
 // FormatBytes prints a byte count with a binary unit.

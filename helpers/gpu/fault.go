@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/cudalessons/cudalessons/helpers/watchdog"
 )
 
 // LaunchInfo is one launch of a kernel: which kernel, from which source, and its configuration.
@@ -145,3 +148,33 @@ func (s *Session) fault(err error) error {
 
 // Faulted is the session's first kernel fault, nil while none happened.
 func (s *Session) Faulted() *FaultError { return s.faulted }
+
+// WaitReport is told about a wait on the GPU that ran past the session's wait deadline: the
+// launches it waited for (oldest first), how long it had waited and the deadline.
+type WaitReport func(pending []LaunchInfo, waited, limit time.Duration)
+
+// GuardWaits puts a deadline on every wait of the session for the GPU (a synchronisation, a copy
+// that waits for the kernels before it, the timing events, a free): when one lasts longer than
+// limit, report is called and the process ends (watchdog.ExitCode), which is the only way to stop
+// a kernel that never ends; the driver frees the GPU with the process. restore puts back the
+// guard that was there before (none at first). A limit of 0 turns the guard off.
+func (s *Session) GuardWaits(limit time.Duration, report WaitReport) (restore func()) {
+	prevLimit, prevReport := s.waitLimit, s.waitReport
+	s.waitLimit, s.waitReport = limit, report
+	return func() { s.waitLimit, s.waitReport = prevLimit, prevReport }
+}
+
+// wait runs f, a driver call that waits for queued work, under the session's wait deadline.
+func (s *Session) wait(f func() error) error {
+	if s.waitLimit <= 0 {
+		return f()
+	}
+	pending, limit, report := s.Pending(), s.waitLimit, s.waitReport
+	w := watchdog.Arm(limit, func(waited time.Duration) {
+		if report != nil {
+			report(pending, waited, limit)
+		}
+	})
+	defer w.Disarm()
+	return f()
+}

@@ -3,8 +3,13 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cudalessons/cudalessons/helpers/watchdog"
 )
 
 // driverErr is an error as gorgonia.org/cu writes a CUresult: its bare name.
@@ -68,5 +73,49 @@ func TestFaultKinds(t *testing.T) {
 	s := &Session{}
 	if err := s.fault(driverErr("OutOfMemory")); errors.As(err, new(*FaultError)) {
 		t.Errorf("out of memory became a fault: %v", err)
+	}
+}
+
+// waitChildEnv makes the test binary, run again by TestGuardWaitsEndsAHungWait, wait for ever on a
+// fake GPU wait under a deadline.
+const waitChildEnv = "GPU_TEST_HUNG_WAIT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(waitChildEnv) != "" {
+		s := &Session{}
+		s.noteLaunch(&Kernel{Name: "loop_forever", Source: "yours.cu"}, Config{Grid: D1(8), Block: D1(128)})
+		s.GuardWaits(200*time.Millisecond, func(pending []LaunchInfo, waited, limit time.Duration) {
+			fmt.Printf("waited %v of %v for %s\n", waited.Round(100*time.Millisecond), limit, pending[len(pending)-1].Kernel)
+		})
+		s.wait(func() error { time.Sleep(time.Hour); return nil }) // a kernel that never ends
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestGuardWaitsEndsAHungWait(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), waitChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != watchdog.ExitCode {
+		t.Fatalf("exit %v, want status %d; output:\n%s", err, watchdog.ExitCode, out)
+	}
+	if want := "waited 200ms of 200ms for loop_forever"; !strings.Contains(string(out), want) {
+		t.Errorf("output %q lacks %q", out, want)
+	}
+	// Unguarded, and after restore, a wait is just the call.
+	s := &Session{}
+	restore := s.GuardWaits(time.Hour, nil)
+	restore()
+	if s.waitLimit != 0 {
+		t.Errorf("restore left a wait limit of %v", s.waitLimit)
+	}
+	if err := s.wait(func() error { return nil }); err != nil {
+		t.Error(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"time"
 	"unsafe"
 )
 
@@ -20,6 +21,9 @@ type Session struct {
 	// the first kernel fault (Faulted).
 	pending []LaunchInfo
 	faulted *FaultError
+	// waitLimit and waitReport are the deadline on waits for the GPU (GuardWaits).
+	waitLimit  time.Duration
+	waitReport WaitReport
 }
 
 // Open opens device 0. In the nocuda build, or when no GPU answers, the error wraps ErrNoGPU.
@@ -65,7 +69,7 @@ func (s *Session) Close() error {
 // Synchronize waits for all work queued on the device and reports the first error of any of it
 // (an illegal address in a kernel shows up here).
 func (s *Session) Synchronize() error {
-	if err := s.drv.synchronize(); err != nil {
+	if err := s.wait(s.drv.synchronize); err != nil {
 		return fmt.Errorf("waiting for the GPU: %w", s.fault(err))
 	}
 	s.synced()
@@ -97,7 +101,8 @@ func (s *Session) Elapsed(fn func() error) (float64, error) {
 	if err := s.drv.record(s.timer[1]); err != nil {
 		return 0, fmt.Errorf("recording the stop event: %w", s.fault(err))
 	}
-	ms, err := s.drv.elapsed(s.timer[0], s.timer[1])
+	var ms float64
+	err := s.wait(func() (err error) { ms, err = s.drv.elapsed(s.timer[0], s.timer[1]); return err })
 	if err != nil {
 		return 0, fmt.Errorf("reading the events (did the work fail?): %w", s.fault(err))
 	}
