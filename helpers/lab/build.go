@@ -39,10 +39,15 @@ func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...str
 		if err != nil {
 			return nil, err
 		}
+		if e.reader {
+			if err := e.preflight(src, opts); err != nil {
+				return nil, err
+			}
+		}
 		p = &Program{Source: src, Compiled: res, Kernels: map[string]*gpu.Kernel{}, env: e}
 		if e.GPU() {
 			if p.module, err = e.Session.Load(res.PTX); err != nil {
-				return nil, fmt.Errorf("%s: %w", src.Name, err)
+				return nil, e.loadError(src, opts, err)
 			}
 			p.module.Source = src.Name
 		}

@@ -61,6 +61,9 @@ type Env struct {
 	Quick bool
 
 	programs map[string]*Program // built sources, by source and options
+	// reader is set while a reader's code is built and run (Try, Exercise): its sources are
+	// assembled for the real architecture first (preflight), so that limits show before a launch.
+	reader bool
 }
 
 // Options tune Open.

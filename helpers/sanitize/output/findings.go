@@ -1,4 +1,8 @@
-package sanitize
+// Package output parses what compute-sanitizer prints: its summaries (how many errors, hazards)
+// and each report (what, in which kernel, at which source line, by which thread of which block).
+// The recorded sanitizer pass (helpers/sanitize) and a notebook's Sanitize call read it the same
+// way.
+package output
 
 import (
 	"fmt"
@@ -28,6 +32,27 @@ var (
 	sanitizerThread = regexp.MustCompile(`by thread (\(\d+,\d+,\d+\)) in block (\(\d+,\d+,\d+\))`)
 	sanitizerRaceAt = regexp.MustCompile(` access at (?:([A-Za-z_]\w*)\+)?0x[0-9a-f]+ in (.+?):(\d+)`)
 )
+
+var (
+	errorSummary = regexp.MustCompile(`(?m)^========= ERROR SUMMARY: (\d+) error`)
+	raceSummary  = regexp.MustCompile(`(?m)^========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)`)
+)
+
+// Summary reads the last summary in the output: memcheck's, synccheck's and initcheck's error
+// count, racecheck's hazards (its errors and warnings together); ok is false when the output has
+// no summary (the tool did not attach, or the run was stopped).
+func Summary(log string) (errors, hazards int, ok bool) {
+	if m := errorSummary.FindAllStringSubmatch(log, -1); len(m) > 0 {
+		errors = atoi(m[len(m)-1][1])
+		ok = true
+	}
+	if m := raceSummary.FindAllStringSubmatch(log, -1); len(m) > 0 {
+		last := m[len(m)-1]
+		hazards = max(atoi(last[1]), atoi(last[2])+atoi(last[3]))
+		ok = true
+	}
+	return errors, hazards, ok
+}
 
 // notFindings are the lines of compute-sanitizer's output that open no finding: its banner,
 // summaries, and the host API errors that follow a kernel's fault.

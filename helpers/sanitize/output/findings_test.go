@@ -1,4 +1,4 @@
-package sanitize
+package output
 
 import (
 	"strings"
@@ -53,9 +53,11 @@ func TestFindings(t *testing.T) {
 			t.Errorf("Describe = %q, lacks %q", got, want)
 		}
 	}
-	var r Run
-	r.Judge(sampleLog, nil, false)
-	if r.Errors != 3 {
-		t.Errorf("Judge counted %d errors in the same log, want 3", r.Errors)
+	if errs, hazards, ok := Summary(sampleLog); !ok || errs != 3 || hazards != 0 {
+		t.Errorf("Summary = %d errors, %d hazards, %v; want 3, 0, true", errs, hazards, ok)
+	}
+	race := "========= RACECHECK SUMMARY: 2 hazards displayed (1 error, 1 warning)\n"
+	if _, hazards, ok := Summary(race); !ok || hazards != 2 {
+		t.Errorf("racecheck summary: %d hazards, %v", hazards, ok)
 	}
 }
