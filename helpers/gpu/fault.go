@@ -115,13 +115,15 @@ func (s *Session) noteLaunch(k *Kernel, cfg Config) {
 		s.pending = append(s.pending[:0], s.pending[1:]...)
 	}
 	s.pending = append(s.pending, LaunchInfo{Kernel: k.Name, Source: k.Source, Config: cfg})
+	s.queued++
 }
 
 // synced forgets the launches that completed: a synchronising call succeeded.
-func (s *Session) synced() { s.pending = s.pending[:0] }
+func (s *Session) synced() { s.pending, s.queued = s.pending[:0], 0 }
 
-// Pending is the launches queued since the last successful synchronisation, oldest first: while
-// the process waits on the GPU, the kernel it waits for is among them (the last, usually).
+// Pending is the launches queued since the last successful synchronisation, oldest first (the
+// last 16 of them): while the process waits on the GPU, the kernel it waits for is among them
+// (the last, usually).
 func (s *Session) Pending() []LaunchInfo { return append([]LaunchInfo(nil), s.pending...) }
 
 // fault turns a driver error that reports a kernel's fault into a *FaultError naming the launches
@@ -153,12 +155,16 @@ func (s *Session) Faulted() *FaultError { return s.faulted }
 // launches it waited for (oldest first), how long it had waited and the deadline.
 type WaitReport func(pending []LaunchInfo, waited, limit time.Duration)
 
+// WaitLimit is the deadline of one wait for the GPU that waits for the given number of launches.
+type WaitLimit func(launches int) time.Duration
+
 // GuardWaits puts a deadline on every wait of the session for the GPU (a synchronisation, a copy
 // that waits for the kernels before it, the timing events, a free): when one lasts longer than
-// limit, report is called and the process ends (watchdog.ExitCode), which is the only way to stop
-// a kernel that never ends; the driver frees the GPU with the process. restore puts back the
-// guard that was there before (none at first). A limit of 0 turns the guard off.
-func (s *Session) GuardWaits(limit time.Duration, report WaitReport) (restore func()) {
+// limit says for the launches it waits for, report is called and the process ends
+// (watchdog.ExitCode), which is the only way to stop a kernel that never ends; the driver frees the
+// GPU with the process. restore puts back the guard that was there before (none at first). A nil
+// limit turns the guard off.
+func (s *Session) GuardWaits(limit WaitLimit, report WaitReport) (restore func()) {
 	prevLimit, prevReport := s.waitLimit, s.waitReport
 	s.waitLimit, s.waitReport = limit, report
 	return func() { s.waitLimit, s.waitReport = prevLimit, prevReport }
@@ -166,10 +172,11 @@ func (s *Session) GuardWaits(limit time.Duration, report WaitReport) (restore fu
 
 // wait runs f, a driver call that waits for queued work, under the session's wait deadline.
 func (s *Session) wait(f func() error) error {
-	if s.waitLimit <= 0 {
+	if s.waitLimit == nil {
 		return f()
 	}
-	pending, limit, report := s.Pending(), s.waitLimit, s.waitReport
+	pending, report := s.Pending(), s.waitReport
+	limit := s.waitLimit(s.queued)
 	w := watchdog.Arm(limit, func(waited time.Duration) {
 		if report != nil {
 			report(pending, waited, limit)

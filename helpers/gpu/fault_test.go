@@ -84,7 +84,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(waitChildEnv) != "" {
 		s := &Session{}
 		s.noteLaunch(&Kernel{Name: "loop_forever", Source: "yours.cu"}, Config{Grid: D1(8), Block: D1(128)})
-		s.GuardWaits(200*time.Millisecond, func(pending []LaunchInfo, waited, limit time.Duration) {
+		s.GuardWaits(func(n int) time.Duration { return time.Duration(n) * 200 * time.Millisecond }, func(pending []LaunchInfo, waited, limit time.Duration) {
 			fmt.Printf("waited %v of %v for %s\n", waited.Round(100*time.Millisecond), limit, pending[len(pending)-1].Kernel)
 		})
 		s.wait(func() error { time.Sleep(time.Hour); return nil }) // a kernel that never ends
@@ -110,10 +110,10 @@ func TestGuardWaitsEndsAHungWait(t *testing.T) {
 	}
 	// Unguarded, and after restore, a wait is just the call.
 	s := &Session{}
-	restore := s.GuardWaits(time.Hour, nil)
+	restore := s.GuardWaits(func(int) time.Duration { return time.Hour }, nil)
 	restore()
-	if s.waitLimit != 0 {
-		t.Errorf("restore left a wait limit of %v", s.waitLimit)
+	if s.waitLimit != nil {
+		t.Error("restore left a wait limit")
 	}
 	if err := s.wait(func() error { return nil }); err != nil {
 		t.Error(err)

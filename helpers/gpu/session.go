@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"time"
 	"unsafe"
 )
 
@@ -20,9 +19,10 @@ type Session struct {
 	// pending are the launches since the last successful synchronisation (Pending); faulted is
 	// the first kernel fault (Faulted).
 	pending []LaunchInfo
+	queued  int // launches since the last successful synchronisation (pending keeps the last few)
 	faulted *FaultError
 	// waitLimit and waitReport are the deadline on waits for the GPU (GuardWaits).
-	waitLimit  time.Duration
+	waitLimit  WaitLimit
 	waitReport WaitReport
 }
 

@@ -23,41 +23,41 @@ const (
 	DeadlineFloor  = 10 * time.Second
 )
 
-// Deadline is the time a reader's code may take where the original took typical.
-func Deadline(typical time.Duration) time.Duration {
+// Deadline is the time one wait for the GPU may take when it waits for launches of a kernel whose
+// original takes origMS per launch (0 when unknown: the floor).
+func Deadline(origMS float64, launches int) time.Duration {
+	typical := time.Duration(origMS * float64(max(1, launches)) * float64(time.Millisecond))
 	return watchdog.Deadline(typical, DeadlineFactor, DeadlineFloor)
 }
 
 // Guarded runs f, the reader's code for step (its check and timing), with a deadline on every
-// wait for the GPU: Deadline(origWall), origWall being the original's wall time for the same work
-// in this cell (0 when unknown: the floor), origMS the original's median per launch (0 when
-// unknown). When a wait passes it, the cell shows which kernel was running, for how long, what the
-// original takes and the likely causes, then the process ends (watchdog.ExitCode): the driver
-// frees the GPU and the next cell starts with a fresh context. In the no-GPU mode f just runs.
-func (e *Env) Guarded(step string, origWall time.Duration, origMS float64, f func() error) error {
+// wait for the GPU: Deadline(origMS, the launches waited for), origMS being the original's median
+// per launch measured in the same cell (0 when unknown). When a wait passes it, the cell shows
+// which kernel was running, for how long, what the original takes and the likely causes, then the
+// process ends (watchdog.ExitCode): the driver frees the GPU and the next cell starts with a
+// fresh context. In the no-GPU mode f just runs.
+func (e *Env) Guarded(step string, origMS float64, f func() error) error {
 	if e.Session == nil {
 		return f()
 	}
-	restore := e.Session.GuardWaits(Deadline(origWall), func(pending []gpu.LaunchInfo, waited, limit time.Duration) {
-		show.Note(show.Failure, TimeoutMessage(step, waited, limit, origWall, origMS, pending))
-		show.Flush()
-	})
+	restore := e.Session.GuardWaits(func(n int) time.Duration { return Deadline(origMS, n) },
+		func(pending []gpu.LaunchInfo, waited, limit time.Duration) {
+			show.Note(show.Failure, TimeoutMessage(step, waited, origMS, pending))
+			show.Flush()
+		})
 	defer restore()
 	return f()
 }
 
 // TimeoutMessage is what a cell shows when the reader's step ran past its deadline: waited is how
-// long the last wait for the GPU lasted, pending the launches it waited for.
-func TimeoutMessage(step string, waited, limit, origWall time.Duration, origMS float64, pending []gpu.LaunchInfo) string {
+// long the wait for the GPU lasted, pending the launches it waited for.
+func TimeoutMessage(step string, waited time.Duration, origMS float64, pending []gpu.LaunchInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Your %s did not finish: the GPU was still running it after %s, its deadline", step, roundSec(waited))
-	if origWall > 0 {
-		fmt.Fprintf(&b, " (the larger of %s and %d times the %s the original %s took to be checked and timed in this cell",
-			roundSec(DeadlineFloor), DeadlineFactor, roundSec(origWall), step)
-		if origMS > 0 {
-			fmt.Fprintf(&b, "; one launch of the original takes %s", fmtMS(origMS))
-		}
-		b.WriteString(")")
+	if origMS > 0 {
+		n := max(1, len(pending))
+		fmt.Fprintf(&b, " (the larger of %s and %d times what the original %s takes for the %d %s waited for: %s per launch, measured in this cell)",
+			roundSec(DeadlineFloor), DeadlineFactor, step, n, plural(n, "launch"), fmtMS(origMS))
 	}
 	b.WriteString(". ")
 	if n := len(pending); n > 0 {

@@ -13,18 +13,21 @@ import (
 )
 
 func TestDeadline(t *testing.T) {
-	if d := Deadline(20 * time.Millisecond); d != DeadlineFloor {
-		t.Errorf("Deadline(20ms) = %v, want the floor %v", d, DeadlineFloor)
+	if d := Deadline(0.06, 1); d != DeadlineFloor {
+		t.Errorf("Deadline(0.06 ms, 1 launch) = %v, want the floor %v", d, DeadlineFloor)
 	}
-	if d := Deadline(2 * time.Second); d != 200*time.Second {
-		t.Errorf("Deadline(2s) = %v, want 100 times", d)
+	if d := Deadline(0, 0); d != DeadlineFloor {
+		t.Errorf("Deadline unknown = %v, want the floor %v", d, DeadlineFloor)
+	}
+	if d := Deadline(200, 2); d != 40*time.Second {
+		t.Errorf("Deadline(200 ms, 2 launches) = %v, want 100 times 400 ms", d)
 	}
 }
 
 func TestTimeoutMessageNamesTheKernelAndTheDeadline(t *testing.T) {
 	pending := []gpu.LaunchInfo{{Kernel: "add", Source: "0_naive.cu", Config: gpu.Config{Grid: gpu.D1(65536), Block: gpu.D1(256)}}}
-	msg := TimeoutMessage("naive", 10*time.Second, 10*time.Second, 40*time.Millisecond, 0.062, pending)
-	for _, want := range []string{"Your naive did not finish", "after 10s", "the larger of 10s and 100 times the 40ms",
+	msg := TimeoutMessage("naive", 10*time.Second, 0.062, pending)
+	for _, want := range []string{"Your naive did not finish", "after 10s", "the larger of 10s and 100 times what the original naive takes for the 1 launch",
 		"0.062 ms", "kernel add (grid 65536, block 256", "grid-stride loop whose stride is 0", "__syncthreads()", "the GPU is freed"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("timeout message lacks %q:\n%s", want, msg)

@@ -3,7 +3,6 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
@@ -73,9 +72,7 @@ func (e *Env) Try(t Trial, code string) error {
 		show.Note(show.Info, fmt.Sprintf("%s compiled. Checking and timing it needs a GPU (%s); the recorded numbers of the original step are above.", capital(who), e.Mode))
 		return nil
 	}
-	start := time.Now()
 	orig, err := t.Measure("")
-	origWall := time.Since(start)
 	if err != nil {
 		return fmt.Errorf("the original %s: %w", t.Step, err)
 	}
@@ -85,7 +82,7 @@ func (e *Env) Try(t Trial, code string) error {
 	}
 	var mine []record.Record
 	err = e.asReader(true, func() error {
-		return e.Guarded(t.Step, origWall, medianMS(orig), func() (err error) { mine, err = t.Measure(code); return err })
+		return e.Guarded(t.Step, medianMS(orig), func() (err error) { mine, err = t.Measure(code); return err })
 	})
 	var fe *gpu.FaultError
 	switch {
