@@ -57,6 +57,13 @@ func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...str
 		e.programs[key] = p
 	}
 	if !e.GPU() {
+		// The driver would look the kernels up; without it the PTX says whether they exist, so
+		// that a wrong name gets the same message in both modes.
+		for _, name := range kernels {
+			if _, err := compile.Instructions(p.Compiled.PTX, name); err != nil {
+				return nil, fmt.Errorf("%s: kernel %q not found in the module (declare it extern \"C\" so its name is not mangled): %w", src.Name, name, err)
+			}
+		}
 		return p, nil
 	}
 	mod := p.module

@@ -78,6 +78,17 @@ func Try(env *lab.Env, step, code string) error {
 	return env.Try(t, code)
 }
 
+// Sanitize runs the reader's code for a step (the original when empty) once under
+// compute-sanitizer (lab.Env.Sanitize) with tool ("" for memcheck; racecheck, synccheck,
+// initcheck), and shows the first reports with their source lines, threads and blocks.
+func Sanitize(env *lab.Env, step, code, tool string) error {
+	t, err := Trial(env, step)
+	if err != nil {
+		return err
+	}
+	return env.Sanitize(t, code, tool)
+}
+
 // walkRun is Walk's measurement: the step's compile report, then (GPU mode) the step checked and
 // timed beside the naive step, or (no-GPU mode) its recorded numbers.
 func walkRun(env *lab.Env, step, code string) error {
