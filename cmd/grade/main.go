@@ -43,6 +43,7 @@ import (
 const defaultGradebook = "gradebook"
 
 func main() {
+	grade.ServeChild(lessons.All()) // on the GPU each exercise is checked in a child: this program again
 	jsonOut := flag.String("json", "", "also write the rows as JSON to this file (each with its student, with -students)")
 	quick := flag.Bool("quick", false, "time with the quick method (fewer repetitions)")
 	students := flag.String("students", "", "grade every student of this roster from ~STUDENT/"+classroom.Folder+" (the roster make hub reads)")
