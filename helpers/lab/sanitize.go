@@ -69,9 +69,6 @@ func (e *Env) Sanitize(t Trial, code, tool string) error {
 		return nil
 	}
 	wrapper := []string{exe, "--tool", tool, "--show-backtrace", "no", "--print-limit", "100"}
-	if tool == "racecheck" {
-		wrapper = append(wrapper, "--racecheck-report", "hazard")
-	}
 	if tool == "initcheck" {
 		wrapper = append(wrapper, "--track-unused-memory", "no")
 	}
