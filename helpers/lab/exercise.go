@@ -120,9 +120,7 @@ func (e *Env) BuildExercise(x Exercise, code string) (*Program, ExerciseResult, 
 // grader's child process alike.
 func (e *Env) CheckExercise(x Exercise, code string) (ExerciseResult, error) {
 	var r ExerciseResult
-	err := e.asReader(true, func() error {
-		return e.Guarded("kernel "+x.Kernel, 0, func() (err error) { r, err = x.Check(e, code); return err })
-	})
+	err := e.Guarded("kernel "+x.Kernel, 0, func() (err error) { r, err = x.Check(e, code); return err })
 	var fe *gpu.FaultError
 	if errors.As(err, &fe) {
 		r.Compiled, r.Ran, r.Passed = true, true, false

@@ -36,9 +36,11 @@ func Deadline(origMS float64, launches int) time.Duration {
 // which kernel was running, for how long, what the original takes and the likely causes, then the
 // process ends (watchdog.ExitCode): the driver frees the GPU and the next cell starts with a
 // fresh context. In the no-GPU mode f just runs.
+//
+// The sources f builds are taken as the reader's (AsReader).
 func (e *Env) Guarded(step string, origMS float64, f func() error) error {
 	if e.Session == nil {
-		return f()
+		return e.AsReader(f)
 	}
 	restore := e.Session.GuardWaits(func(n int) time.Duration { return Deadline(origMS, n) },
 		func(pending []gpu.LaunchInfo, waited, limit time.Duration) {
@@ -46,7 +48,19 @@ func (e *Env) Guarded(step string, origMS float64, f func() error) error {
 			show.Flush()
 		})
 	defer restore()
-	return f()
+	return e.AsReader(f)
+}
+
+// ShowFault shows the fault err reports, when it reports one of the reader's kernels (FaultMessage,
+// with hint saying how to run the code under compute-sanitizer, or none when empty), and reports
+// whether it did: a lesson's own Try shows any other error its own way.
+func ShowFault(step string, err error, hint string) bool {
+	var fe *gpu.FaultError
+	if !errors.As(err, &fe) {
+		return false
+	}
+	show.Note(show.Failure, FaultMessage(step, fe, hint))
+	return true
 }
 
 // TimeoutMessage is what a cell shows when the reader's step ran past its deadline: waited is how

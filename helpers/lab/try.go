@@ -1,11 +1,9 @@
 package lab
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
-	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
@@ -81,13 +79,9 @@ func (e *Env) Try(t Trial, code string) error {
 		return nil
 	}
 	var mine []record.Record
-	err = e.asReader(true, func() error {
-		return e.Guarded(t.Step, medianMS(orig), func() (err error) { mine, err = t.Measure(code); return err })
-	})
-	var fe *gpu.FaultError
+	err = e.Guarded(t.Step, medianMS(orig), func() (err error) { mine, err = t.Measure(code); return err })
 	switch {
-	case errors.As(err, &fe):
-		show.Note(show.Failure, FaultMessage(t.Step, fe, SanitizeHint))
+	case ShowFault(t.Step, err, SanitizeHint):
 		return nil
 	case err != nil:
 		show.Note(show.Failure, "Your "+t.Step+" failed its check: "+err.Error()+
@@ -104,15 +98,23 @@ func (e *Env) Try(t Trial, code string) error {
 	return nil
 }
 
-// asReader runs f with the env's reader flag set when on: the sources f builds are the reader's.
-func (e *Env) asReader(on bool, f func() error) error {
-	if !on {
-		return f()
-	}
+// AsReader runs f with the sources it builds taken as the reader's: each is assembled for the
+// GPU's real architecture before it is loaded, so that a limit it breaks (static shared memory over
+// 48 KiB) is named with the GPU's figures, in both modes. A lesson's own Try builds the reader's
+// code through it.
+func (e *Env) AsReader(f func() error) error {
 	prev := e.reader
 	e.reader = true
 	defer func() { e.reader = prev }()
 	return f()
+}
+
+// asReader is AsReader when on, and f alone otherwise.
+func (e *Env) asReader(on bool, f func() error) error {
+	if !on {
+		return f()
+	}
+	return e.AsReader(f)
 }
 
 // medianMS is the first record's median: the original's time per launch for the deadline message.
