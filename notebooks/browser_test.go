@@ -225,7 +225,7 @@ func mistakesSay(mode string) []cellSays {
 	return append(both,
 		cellSays{"strideZero", []string{"Your naive did not finish", "Still running: kernel add_naive (grid", "grid-stride loop whose stride is 0"}},
 		cellSays{"nullRead", []string{"Your naive faulted on the GPU: an illegal memory address", "in kernel add_naive (grid", "context is lost"}},
-		cellSays{"vecadd.Sanitize(env, \"naive\", pastTheEnd", []string{"memcheck found", "Invalid __global__ write", "line 5"}},
+		cellSays{"vecadd.Sanitize(env, \"naive\", pastTheEnd", []string{"memcheck found", "Invalid __global__", "line 5"}},
 		cellSays{"vecadd.Sanitize(env, \"naive\", onePast", []string{"memcheck found", "Invalid __global__ read", "line 5"}},
 		cellSays{"divergentBarrier", []string{"compute-sanitizer synccheck"}},
 		cellSays{"sharedRace", []string{"racecheck found"}},

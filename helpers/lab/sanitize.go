@@ -13,6 +13,11 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
+// UnderSanitizer reports whether this process runs under compute-sanitizer for Sanitize (or
+// cmd/sanitize): a Trial's Measure may then check a smaller problem, as the tools run a kernel 10 to
+// 100 times slower.
+func UnderSanitizer() bool { return os.Getenv(gpu.SanitizerEnv) != "" }
+
 // sanitizeTask is the rerun task of Sanitize's child process.
 const sanitizeTask = "sanitize"
 

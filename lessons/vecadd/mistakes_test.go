@@ -85,7 +85,7 @@ var mistakeCases = []mistakeCase{
 	{"strideZero", "", watchdog.ExitCode, []string{"Your naive did not finish", "its deadline", "Still running: kernel add_naive (grid", "grid-stride loop whose stride is 0"}},
 	{"hugeShared", "", 0, []string{"kernel add_naive cannot run", "400000 bytes (390.6 KiB) of static shared memory", "49152 bytes (48 KiB)", "233472 bytes (228 KiB) per SM"}},
 	{"nullRead", "", 0, []string{"Your naive faulted on the GPU: an illegal memory address", "in kernel add_naive (grid", "context is lost", "replace Try with Sanitize"}},
-	{"pastTheEnd", "memcheck", 0, []string{"compute-sanitizer memcheck found", "Invalid __global__ write", "in kernel add_naive", "line 5", "by thread"}},
+	{"pastTheEnd", "memcheck", 0, []string{"compute-sanitizer memcheck found", "Invalid __global__", "in kernel add_naive", "line 5", "by thread"}},
 	{"onePast", "memcheck", 0, []string{"compute-sanitizer memcheck found", "Invalid __global__ read", "line 5"}},
 	{"sharedRace", "racecheck", 0, []string{"compute-sanitizer racecheck found"}},
 	{"divergentBarrier", "synccheck", 0, []string{"compute-sanitizer synccheck"}},
