@@ -9,6 +9,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/rerun"
 	"github.com/cudalessons/cudalessons/helpers/show"
 	"github.com/cudalessons/cudalessons/helpers/watchdog"
 )
@@ -171,6 +172,7 @@ func fmtMS(ms float64) string {
 
 // interrupted is what a cell shows when Jupyter interrupts it.
 func interrupted(sig os.Signal) {
+	rerun.StopAll() // a cell's Sanitize child, and the program it runs under compute-sanitizer
 	show.Note(show.Warning, fmt.Sprintf("Interrupted (%v): this cell's process ends now, and with it its GPU context; the next cell starts with a fresh one.", sig))
 	show.Flush()
 }

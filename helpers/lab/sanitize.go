@@ -127,6 +127,11 @@ func sanitizeChild(e *Env, t Trial, code string) {
 		if !e.GPU() {
 			return fmt.Errorf("no GPU in the child process (%s)", e.Mode)
 		}
+		// A wait under the tool may take long, but not for ever: a kernel that never ends ends
+		// this child even if its parent is gone.
+		defer e.Session.GuardWaits(func(int) time.Duration { return SanitizeLimit }, func(pending []gpu.LaunchInfo, waited, _ time.Duration) {
+			fmt.Printf("%s%s\n", childPrefix, TimeoutMessage(t.Step, waited, 0, pending))
+		})()
 		_, err := t.Measure(code)
 		return err
 	})

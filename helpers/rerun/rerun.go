@@ -21,7 +21,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -76,19 +78,46 @@ func Run(s Spec) (Result, error) {
 	cmd.Env = append(cmd.Env, s.Env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	// Its own process group, so that a timeout ends the wrapper and the program under it together.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so that a timeout (or StopAll) ends the wrapper and the program under
+	// it together; and killed with this process should it die first (Pdeathsig is tied to the
+	// starting thread, so the goroutine keeps its thread until the child has ended).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("starting %s: %w", strings.Join(args[:len(s.Wrapper)+1], " "), err)
 	}
+	running.add(cmd.Process.Pid)
 	werr := cmd.Wait()
+	running.remove(cmd.Process.Pid)
 	res := Result{Output: out.String(), Err: werr, Took: time.Since(start)}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		res.TimedOut = true
 	}
 	return res, nil
+}
+
+// running is the process groups of the children Run is waiting for, for StopAll.
+var running = &groups{pids: map[int]bool{}}
+
+type groups struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+func (g *groups) add(pid int)    { g.mu.Lock(); g.pids[pid] = true; g.mu.Unlock() }
+func (g *groups) remove(pid int) { g.mu.Lock(); delete(g.pids, pid); g.mu.Unlock() }
+
+// StopAll kills every child a Run is waiting for, with everything each started (its process
+// group): what an interrupted program does before it ends, so that no child of it stays on the GPU.
+func StopAll() {
+	running.mu.Lock()
+	defer running.mu.Unlock()
+	for pid := range running.pids {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
 }
 
 func childEnv(env []string) []string {

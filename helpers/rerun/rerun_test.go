@@ -50,6 +50,37 @@ func TestRunEndsAHangingChild(t *testing.T) {
 	}
 }
 
+func TestStopAllEndsARunningChild(t *testing.T) {
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(Spec{Task: "hang", Timeout: time.Minute})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		running.mu.Lock()
+		n := len(running.pids)
+		running.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child never started")
+		}
+	}
+	StopAll()
+	select {
+	case res := <-done:
+		if res.Err == nil || res.TimedOut {
+			t.Errorf("a stopped child: err %v, timed out %v", res.Err, res.TimedOut)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopAll did not end the child")
+	}
+}
+
 func TestFindTool(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
