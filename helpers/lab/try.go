@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -84,8 +85,8 @@ func (e *Env) Try(t Trial, code string) error {
 	case ShowFault(t.Step, err, SanitizeHint):
 		return nil
 	case err != nil:
-		show.Note(show.Failure, "Your "+t.Step+" failed its check: "+err.Error()+
-			" An element that is wrong or never written may come from an access out of bounds: to see the source line of any, "+SanitizeHint)
+		show.Note(show.Failure, "Your "+t.Step+" failed its check: "+strings.TrimRight(err.Error(), ". ")+
+			". An element that is wrong or never written may come from an access out of bounds: to see the source line of any, "+SanitizeHint)
 		return nil
 	}
 	tab, faster := TryTable(t.Step, orig, mine, e.Receipt)
