@@ -45,6 +45,17 @@ class PathRule(unittest.TestCase):
         self.assertEqual(len(found), 1)
         self.assertIn("/home/ada/x/y", found[0][1])
 
+    def test_an_expected_error_is_allowed_but_not_a_path(self):
+        err = nbformat.v4.new_output("error", ename="exit status 3", evalue="", traceback=[])
+        cell = nbformat.v4.new_code_cell("x", outputs=[err])
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [cell]
+        self.assertEqual(len(problems(nb)), 1)
+        cell.metadata["tags"] = ["raises-exception"]
+        self.assertEqual(problems(nb), [])
+        cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text="at /home/ada/x/y\n"))
+        self.assertEqual(len(problems(nb)), 1)
+
 
 class CommittedNotebooks(unittest.TestCase):
     """The committed notebooks (outputs of their GPU run) name no folder of that machine."""

@@ -177,6 +177,10 @@ func TestNotebooksInBrowser(t *testing.T) {
 		t.Run(strings.TrimSuffix(name, ".ipynb"), func(t *testing.T) {
 			lim := limits{Load: 2 * time.Minute, Run: s.runLimit(t), Logf: t.Logf}
 			want := check{Banner: s.banner(), Rendering: true, Checker: s.checker()}
+			if name == mistakesNotebook {
+				// Its outputs are messages and compile reports: no plot; each mistake says its own.
+				want.Rendering, want.Says = false, mistakesSay(s.mode)
+			}
 			r, err := runNotebook(bctx, srv.target(), dir, name, lim, want, out)
 			if r != nil && r.Took > 0 {
 				line := fmt.Sprintf("%s: %.1f s, %d code cells ran, %d plots, %d tables", name, r.Took.Seconds(), r.CodeCells, r.Plots, r.Tables)
@@ -195,6 +199,37 @@ func TestNotebooksInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "times.txt"), []byte(strings.Join(times, "\n")+"\n"), 0o644); err != nil {
 		t.Error(err)
 	}
+}
+
+// mistakesNotebook makes the common mistakes of a reader's kernel on purpose.
+const mistakesNotebook = "09_mistakes.ipynb"
+
+// mistakesSay is what each cell of the mistakes notebook must say in a mode ("gpu" or "nogpu"),
+// by the name of the kernel's variable in its source. Without a GPU the mistakes a compiler can see
+// give their messages and the others say that running needs a GPU; with one, each gives its own
+// (the deadline, the fault, the sanitizer's report), and the cell after a deadline or a fault runs.
+func mistakesSay(mode string) []cellSays {
+	both := []cellSays{
+		{"hugeShared", []string{"kernel add_naive cannot run", "400000 bytes (390.6 KiB) of static shared memory", "at most 49152 bytes (48 KiB)", "uses too much shared data"}},
+		{"gpu.D1(2048)", []string{"block 2048 has 2048 threads, over the device's limit of 1024 threads per block"}},
+		{"missingSemicolon", []string{`error: expected a ";"`, "1_naive.cu, line 4:"}},
+		{"wrongName", []string{`kernel "add_naive" not found in the module`, `extern "C"`}},
+	}
+	if mode != "gpu" {
+		needs := []string{"needs a GPU"}
+		return append(both,
+			cellSays{"strideZero", needs}, cellSays{"nullRead", needs}, cellSays{"pastTheEnd", needs},
+			cellSays{"onePast", needs}, cellSays{"divergentBarrier", needs}, cellSays{"sharedRace", needs},
+			cellSays{`vecadd.Try(env, "naive", "")`, []string{"The original naive compiled"}})
+	}
+	return append(both,
+		cellSays{"strideZero", []string{"Your naive did not finish", "Still running: kernel add_naive (grid", "grid-stride loop whose stride is 0"}},
+		cellSays{"nullRead", []string{"Your naive faulted on the GPU: an illegal memory address", "in kernel add_naive (grid", "context is lost"}},
+		cellSays{"vecadd.Sanitize(env, \"naive\", pastTheEnd", []string{"memcheck found", "Invalid __global__", "line 5"}},
+		cellSays{"vecadd.Sanitize(env, \"naive\", onePast", []string{"memcheck found", "Invalid __global__ read", "line 5"}},
+		cellSays{"divergentBarrier", []string{"compute-sanitizer synccheck"}},
+		cellSays{"sharedRace", []string{"racecheck found"}},
+		cellSays{`vecadd.Try(env, "naive", "")`, []string{"the original naive"}})
 }
 
 // TestBrowserFaults proves the browser test fails clearly, within its limits and with the server

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/cudalessons/cudalessons/helpers/grade"
+	"github.com/cudalessons/cudalessons/helpers/grade/gradetest"
 	"github.com/cudalessons/cudalessons/lessons"
 )
 
@@ -637,10 +638,12 @@ func sums(t *testing.T, dirs ...string) string {
 	return b.String()
 }
 
-// grade hands in ada's notebook 01 with its exercises solved, then grades the class from the roster
-// with the grader make grade builds: the gradebook has every exercise of every student, ada's solved
-// ones pass (without a GPU: compiled, not run) and bo's and cy's untouched starters fail, so each row
-// comes from that student's own copy.
+// grade hands in ada's notebook 01 with its exercises solved, bo's notebook 02 with a kernel that
+// never ends and cy's with one that faults (gradetest), then grades the class from the roster with
+// the grader make grade builds: grading finishes; the gradebook has every exercise of every student,
+// ada's solved ones pass (without a GPU: compiled, not run), bo's hang and cy's fault get their
+// verdicts on a GPU (without one: compiled, not run, as the PTX is right), and every other untouched
+// starter fails, so each row comes from that student's own copy.
 func (c *classroom) grade(t *testing.T) {
 	ada := hubStudents[0]
 	nb := filepath.Join(c.folder(ada), "01_rwkv.ipynb")
@@ -658,6 +661,24 @@ func (c *classroom) grade(t *testing.T) {
 	uid := uidOf(t, ada)
 	if err := os.Chown(nb, uid, uid); err != nil { // useradd gives each account its own group
 		t.Fatal(err)
+	}
+	broken := map[string]gradetest.Mistake{hubStudents[1]: gradetest.Hang, hubStudents[2]: gradetest.Fault}
+	for who, m := range broken {
+		p := filepath.Join(c.folder(who), gradetest.Lesson+".ipynb")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handed, err := grade.HandedIn(p, data, lessons.All(), m.Apply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, handed, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, uidOf(t, who), uidOf(t, who)); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	bin := filepath.Join(t.TempDir(), "grade")
@@ -698,6 +719,16 @@ func (c *classroom) grade(t *testing.T) {
 	for _, r := range rows[1:] {
 		who, notebook, result := r[col["student"]], r[col["notebook"]], grade.Verdict(r[col["result"]])
 		per[who]++
+		if m, ok := broken[who]; ok && notebook == gradetest.Lesson+".ipynb" && strings.HasPrefix(r[col["exercise"]], fmt.Sprintf("%s #%d", gradetest.Lesson, gradetest.Exercise)) {
+			reason := r[col["reason"]]
+			switch {
+			case c.s.mode == "nogpu" && result != grade.NotRun:
+				t.Errorf("%s's %s without a GPU: %s (%s), want %s", who, m.Name, result, reason, grade.NotRun)
+			case c.s.mode == "gpu" && (result != grade.Failed || !strings.Contains(reason, m.Verdict)):
+				t.Errorf("%s's %s: %s (%s), want %s with %q", who, m.Name, result, reason, grade.Failed, m.Verdict)
+			}
+			continue
+		}
 		if notebook != "01_rwkv.ipynb" {
 			continue
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"image"
 	"image/draw"
 	"image/png"
@@ -13,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -77,6 +80,91 @@ type check struct {
 	Banner    string   // a cell's output starts with it (the mode banner)
 	Rendering bool     // at least one plot (SVG) and one table rendered
 	Checker   []string // the command of .ci/check_notebook.py, run on the executed copy (none when empty)
+	// Says are texts that must appear in the outputs of the code cells whose source holds a marker.
+	Says []cellSays
+}
+
+// cellSays is what the code cells whose source contains Marker must show in their outputs.
+type cellSays struct {
+	Marker string
+	Texts  []string
+}
+
+// missingSays checks the executed notebook doc (Jupyter's JSON) against says: one problem per text
+// that is missing, and one per marker that no code cell's source holds.
+func missingSays(doc string, says []cellSays) ([]string, error) {
+	var nb struct {
+		Cells []struct {
+			Type    string           `json:"cell_type"`
+			Source  json.RawMessage  `json:"source"`
+			Outputs []map[string]any `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(doc), &nb); err != nil {
+		return nil, fmt.Errorf("reading the executed notebook: %w", err)
+	}
+	var problems []string
+	for _, want := range says {
+		found := false
+		for i, c := range nb.Cells {
+			src := joinText(c.Source)
+			if c.Type != "code" || !strings.Contains(src, want.Marker) {
+				continue
+			}
+			found = true
+			var out strings.Builder
+			for _, o := range c.Outputs {
+				out.WriteString(outputText(o))
+			}
+			text := html.UnescapeString(out.String())
+			for _, t := range want.Texts {
+				if !strings.Contains(text, t) {
+					problems = append(problems, fmt.Sprintf("cell %d (%s) does not say %q; it showed:\n%.3000s", i, want.Marker, t, text))
+				}
+			}
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("no code cell holds %q", want.Marker))
+		}
+	}
+	return problems, nil
+}
+
+// joinText reads a notebook's multi-line string: one string, or a list of lines.
+func joinText(raw json.RawMessage) string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return one
+	}
+	var lines []string
+	_ = json.Unmarshal(raw, &lines)
+	return strings.Join(lines, "")
+}
+
+// outputText is the text of one output: a stream's text, an error's name and value, a display's
+// text/plain and text/html.
+func outputText(o map[string]any) string {
+	var b strings.Builder
+	add := func(v any) {
+		raw, _ := json.Marshal(v)
+		b.WriteString(joinText(raw) + "\n")
+	}
+	if v, ok := o["text"]; ok {
+		add(v)
+	}
+	for _, k := range []string{"ename", "evalue"} {
+		if v, ok := o[k]; ok {
+			add(v)
+		}
+	}
+	if data, ok := o["data"].(map[string]any); ok {
+		for _, k := range []string{"text/plain", "text/html"} {
+			if v, ok := data[k]; ok {
+				add(v)
+			}
+		}
+	}
+	return b.String()
 }
 
 // notebookRun is what one notebook's run showed.
@@ -366,6 +454,13 @@ func runNotebook(bctx context.Context, s target, dir, name string, lim limits, w
 		problems = append(problems, err.Error())
 	} else {
 		run.Files = append(run.Files, f)
+		if len(want.Says) > 0 {
+			missing, err := missingSays(doc, want.Says)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			problems = append(problems, missing...)
+		}
 		if len(want.Checker) > 0 {
 			argv := append(want.Checker[1:len(want.Checker):len(want.Checker)], f)
 			if msg, err := exec.Command(want.Checker[0], argv...).CombinedOutput(); err != nil {
@@ -523,4 +618,23 @@ func writeFile(dir, name string, b []byte) (string, error) {
 		return "", err
 	}
 	return p, nil
+}
+
+func TestMissingSays(t *testing.T) {
+	doc := `{"cells": [
+ {"cell_type": "markdown", "source": "strideZero in prose", "outputs": []},
+ {"cell_type": "code", "source": ["var strideZero = 1\n", "x"], "outputs": [
+  {"output_type": "display_data", "data": {"text/html": "<div>Your naive did not finish: &#34;add&#34;</div>"}},
+  {"output_type": "error", "ename": "exit status 3", "evalue": ""}]}]}`
+	got, err := missingSays(doc, []cellSays{
+		{"strideZero", []string{`did not finish: "add"`, "exit status 3"}},
+		{"strideZero", []string{"faulted"}},
+		{"nullRead", []string{"x"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !strings.Contains(got[0], `does not say "faulted"`) || !strings.Contains(got[1], `no code cell holds "nullRead"`) {
+		t.Errorf("problems %q: want the missing text and the missing cell", got)
+	}
 }

@@ -36,6 +36,8 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/classroom"
 	"github.com/cudalessons/cudalessons/helpers/grade"
 	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/rerun"
+	"github.com/cudalessons/cudalessons/helpers/watchdog"
 	"github.com/cudalessons/cudalessons/lessons"
 )
 
@@ -43,6 +45,8 @@ import (
 const defaultGradebook = "gradebook"
 
 func main() {
+	grade.ServeChild(lessons.All())                           // on the GPU each exercise is checked in a child: this program again
+	watchdog.OnInterrupt(func(os.Signal) { rerun.StopAll() }) // an interrupted grader leaves no child on the GPU
 	jsonOut := flag.String("json", "", "also write the rows as JSON to this file (each with its student, with -students)")
 	quick := flag.Bool("quick", false, "time with the quick method (fewer repetitions)")
 	students := flag.String("students", "", "grade every student of this roster from ~STUDENT/"+classroom.Folder+" (the roster make hub reads)")

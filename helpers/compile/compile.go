@@ -145,8 +145,16 @@ func Flags(opts Options) ([]string, error) {
 	for _, d := range opts.Defines {
 		flags = append(flags, "-D"+d)
 	}
+	if os.Getenv(LineInfoEnv) != "" {
+		flags = append(flags, "--generate-line-info")
+	}
 	return append(flags, opts.Extra...), nil
 }
+
+// LineInfoEnv, when set, makes every compile keep line information (--generate-line-info), so
+// that compute-sanitizer and Nsight Compute name the source line of a kernel's instruction. The
+// lab's Sanitize sets it for the rerun it watches.
+const LineInfoEnv = "KERNELS_LINEINFO"
 
 // The NVRTC library is not documented as safe for concurrent programs; tests run in parallel.
 var nvrtcMu sync.Mutex
@@ -199,6 +207,7 @@ func run(src Source, flags []string, wantPTX bool) (ptx, log string, err error) 
 	defer prog.Destroy()
 	cerr := prog.Compile(flags...)
 	log, _ = prog.GetLog()
+	log = strings.ReplaceAll(log, "\x00", "") // ptxas's part of the log comes NUL-separated
 	if cerr != nil {
 		return "", log, &Error{Name: src.Name, Log: log, Code: src.Code, Flags: flags}
 	}

@@ -34,9 +34,9 @@ func Alloc[T Elem](s *Session, n int) (*Buffer[T], error) {
 	if err != nil {
 		free, total, merr := s.drv.memInfo()
 		if merr == nil {
-			return nil, fmt.Errorf("allocating %s on %s (%s free of %s): %w", FormatBytes(bytes), s.Device.Name, FormatBytes(free), FormatBytes(total), err)
+			return nil, fmt.Errorf("allocating %s on %s (%s free of %s): %w", FormatBytes(bytes), s.Device.Name, FormatBytes(free), FormatBytes(total), s.fault(err))
 		}
-		return nil, fmt.Errorf("allocating %s: %w", FormatBytes(bytes), err)
+		return nil, fmt.Errorf("allocating %s: %w", FormatBytes(bytes), s.fault(err))
 	}
 	return &Buffer[T]{s: s, ptr: p, n: n, owner: true}, nil
 }
@@ -80,8 +80,8 @@ func (b *Buffer[T]) CopyFromHost(host []T) error {
 	if b.n == 0 {
 		return nil
 	}
-	if err := b.s.drv.htod(b.ptr, unsafe.Pointer(&host[0]), b.Bytes()); err != nil {
-		return fmt.Errorf("copying %s to the device: %w", FormatBytes(b.Bytes()), err)
+	if err := b.s.wait(func() error { return b.s.drv.htod(b.ptr, unsafe.Pointer(&host[0]), b.Bytes()) }); err != nil {
+		return fmt.Errorf("copying %s to the device: %w", FormatBytes(b.Bytes()), b.s.fault(err))
 	}
 	return nil
 }
@@ -94,9 +94,10 @@ func (b *Buffer[T]) CopyToHost(host []T) error {
 	if b.n == 0 {
 		return nil
 	}
-	if err := b.s.drv.dtoh(unsafe.Pointer(&host[0]), b.ptr, b.Bytes()); err != nil {
-		return fmt.Errorf("copying %s from the device (an earlier kernel may have failed): %w", FormatBytes(b.Bytes()), err)
+	if err := b.s.wait(func() error { return b.s.drv.dtoh(unsafe.Pointer(&host[0]), b.ptr, b.Bytes()) }); err != nil {
+		return fmt.Errorf("copying %s from the device: %w", FormatBytes(b.Bytes()), b.s.fault(err))
 	}
+	b.s.synced()
 	return nil
 }
 
@@ -114,11 +115,11 @@ func (b *Buffer[T]) CopyFrom(src *Buffer[T]) error {
 	if b.n == 0 {
 		return nil
 	}
-	return b.s.drv.dtod(b.ptr, src.ptr, b.Bytes())
+	return b.s.fault(b.s.drv.dtod(b.ptr, src.ptr, b.Bytes()))
 }
 
 // Zero sets every byte to zero (queued on the default stream).
-func (b *Buffer[T]) Zero() error { return b.s.drv.memset8(b.ptr, 0, b.Bytes()) }
+func (b *Buffer[T]) Zero() error { return b.s.fault(b.s.drv.memset8(b.ptr, 0, b.Bytes())) }
 
 // Poison16 is what Poison writes in 16-bit words: 0x7FC0, a quiet NaN read as half (exponent all
 // ones, mantissa not zero) and as bfloat16 alike. (Half's own NaN, 0x7E00, is a finite 4.3e37 in
@@ -158,9 +159,9 @@ func (b *Buffer[T]) Free() error {
 	if b == nil || !b.owner || b.ptr == 0 {
 		return nil
 	}
-	err := b.s.drv.free(b.ptr)
+	err := b.s.wait(func() error { return b.s.drv.free(b.ptr) }) // a free waits for the kernels before it
 	b.ptr, b.n = 0, 0
-	return err
+	return b.s.fault(err)
 }
 
 // FormatBytes prints a byte count with a binary unit.

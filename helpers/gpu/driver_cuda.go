@@ -64,8 +64,10 @@ static CUresult maxActiveClusters(CUfunction f, unsigned grid, unsigned block, u
 import "C"
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -217,8 +219,22 @@ func (d *driver) memset32(p uintptr, v uint32, n int64) error {
 	return d.do(func() error { return cu.MemsetD32Async(cu.DevicePtr(p), uint(v), n, cu.Stream{}) })
 }
 
+// jitLogBytes is the size of the buffer for the driver JIT's error log.
+const jitLogBytes = 16 << 10
+
+// load JIT-compiles and loads PTX; when the JIT refuses it, the error carries the JIT's own log
+// (ptxas's message: the driver's error code alone says only InvalidPtx).
 func (d *driver) load(ptx string) (m module, err error) {
-	err = d.do(func() error { m, err = cu.LoadData(ptx); return err })
+	buf := make([]byte, jitLogBytes)
+	err = d.do(func() error { m, err = cu.LoadDataEx(ptx, &cu.JITErrorLogBuffer{Buffer: buf}); return err })
+	if err != nil {
+		if i := bytes.IndexByte(buf, 0); i >= 0 {
+			buf = buf[:i]
+		}
+		if log := strings.TrimSpace(string(buf)); log != "" {
+			err = fmt.Errorf("%w; the JIT's log: %s", err, log)
+		}
+	}
 	return
 }
 

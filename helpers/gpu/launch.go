@@ -55,6 +55,9 @@ func CheckConfig(d DeviceInfo, k KernelAttrs, cfg Config) error {
 		return fmt.Errorf("grid %v: every dimension must be at least 1 (an empty input launches nothing; handle it before the launch)", g)
 	}
 	if b.X > 1024 || b.Y > 1024 || b.Z > 64 {
+		if d.MaxThreadsPerBlock > 0 && b.Count() > d.MaxThreadsPerBlock {
+			return fmt.Errorf("block %v has %d threads, over the device's limit of %d threads per block (the limits per dimension are (1024, 1024, 64)): use more blocks of fewer threads", b, b.Count(), d.MaxThreadsPerBlock)
+		}
 		return fmt.Errorf("block %v: the limits per dimension are (1024, 1024, 64)", b)
 	}
 	limit := d.MaxThreadsPerBlock

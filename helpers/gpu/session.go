@@ -16,6 +16,14 @@ type Session struct {
 	hasEvt bool
 	// launches counts the launches of each kernel by source and name (Launches).
 	launches map[[2]string]int
+	// pending are the launches since the last successful synchronisation (Pending); faulted is
+	// the first kernel fault (Faulted).
+	pending []LaunchInfo
+	queued  int // launches since the last successful synchronisation (pending keeps the last few)
+	faulted *FaultError
+	// waitLimit and waitReport are the deadline on waits for the GPU (GuardWaits).
+	waitLimit  WaitLimit
+	waitReport WaitReport
 }
 
 // Open opens device 0. In the nocuda build, or when no GPU answers, the error wraps ErrNoGPU.
@@ -61,9 +69,10 @@ func (s *Session) Close() error {
 // Synchronize waits for all work queued on the device and reports the first error of any of it
 // (an illegal address in a kernel shows up here).
 func (s *Session) Synchronize() error {
-	if err := s.drv.synchronize(); err != nil {
-		return fmt.Errorf("waiting for the GPU: %w", err)
+	if err := s.wait(s.drv.synchronize); err != nil {
+		return fmt.Errorf("waiting for the GPU: %w", s.fault(err))
 	}
+	s.synced()
 	return nil
 }
 
@@ -84,18 +93,20 @@ func (s *Session) Elapsed(fn func() error) (float64, error) {
 		s.hasEvt = true
 	}
 	if err := s.drv.record(s.timer[0]); err != nil {
-		return 0, fmt.Errorf("recording the start event: %w", err)
+		return 0, fmt.Errorf("recording the start event: %w", s.fault(err))
 	}
 	if err := fn(); err != nil {
-		return 0, err
+		return 0, s.fault(err)
 	}
 	if err := s.drv.record(s.timer[1]); err != nil {
-		return 0, fmt.Errorf("recording the stop event: %w", err)
+		return 0, fmt.Errorf("recording the stop event: %w", s.fault(err))
 	}
-	ms, err := s.drv.elapsed(s.timer[0], s.timer[1])
+	var ms float64
+	err := s.wait(func() (err error) { ms, err = s.drv.elapsed(s.timer[0], s.timer[1]); return err })
 	if err != nil {
-		return 0, fmt.Errorf("reading the events (did the work fail?): %w", err)
+		return 0, fmt.Errorf("reading the events (did the work fail?): %w", s.fault(err))
 	}
+	s.synced()
 	return ms, nil
 }
 
@@ -179,9 +190,10 @@ func (k *Kernel) Launch(cfg Config, args ...any) error {
 		return err
 	}
 	if err := k.s.drv.launch(k.fn, cfg, p); err != nil {
-		return fmt.Errorf("kernel %s: launch grid %v block %v shared %d: %w", k.Name, cfg.Grid, cfg.Block, cfg.SharedBytes, err)
+		return fmt.Errorf("kernel %s: launch grid %v block %v shared %d: %w", k.Name, cfg.Grid, cfg.Block, cfg.SharedBytes, k.s.fault(err))
 	}
 	k.s.countLaunch(k)
+	k.s.noteLaunch(k, cfg)
 	return nil
 }
 

@@ -63,7 +63,7 @@ func Notebook(env *lab.Env, name string, data []byte, lessons []lab.Lesson) ([]R
 			return nil, err
 		}
 		row := Row{Notebook: name, Lesson: f.Lesson.ID, Exercise: f.Number, Title: x.Title, Cell: f.Cell}
-		r, err := x.Check(env, f.Code)
+		r, err := check(env, f.Lesson, x, f.Code)
 		if err != nil {
 			return nil, fmt.Errorf("%s, cell %d, %s: the check itself failed: %w", name, f.Cell, x.Title, err)
 		}

@@ -12,6 +12,13 @@ import (
 // exercise hands it in: each exercise cell's raw string replaced by the exercise's solution. The
 // grader's tests and the classroom hub's test grade such copies beside untouched ones.
 func Solved(name string, nbJSON []byte, lessons []lab.Lesson) ([]byte, error) {
+	return HandedIn(name, nbJSON, lessons, func(_ lab.Lesson, x lab.Exercise) (string, error) { return x.Solution() })
+}
+
+// HandedIn is the notebook nbJSON with each exercise cell's raw string replaced by what answer
+// returns for that exercise (the cell's own source when answer returns ""): how the tests make a
+// student who solved some exercises and got others wrong in a particular way.
+func HandedIn(name string, nbJSON []byte, lessons []lab.Lesson, answer func(l lab.Lesson, x lab.Exercise) (string, error)) ([]byte, error) {
 	found, problems, err := Find(name, nbJSON, lessons)
 	if err != nil {
 		return nil, err
@@ -29,9 +36,12 @@ func Solved(name string, nbJSON []byte, lessons []lab.Lesson) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		sol, err := x.Solution()
+		code, err := answer(f.Lesson, x)
 		if err != nil {
 			return nil, err
+		}
+		if code == "" {
+			continue
 		}
 		cell, _ := cells[f.Cell-1].(map[string]any)
 		src, err := source(rawJSON(cell["source"]))
@@ -42,7 +52,7 @@ func Solved(name string, nbJSON []byte, lessons []lab.Lesson) ([]byte, error) {
 		if strings.Count(src, old) != 1 {
 			return nil, fmt.Errorf("%s, cell %d: the exercise's raw string is not found once", name, f.Cell)
 		}
-		cell["source"] = strings.SplitAfter(strings.Replace(src, old, "`"+sol+"`", 1), "\n")
+		cell["source"] = strings.SplitAfter(strings.Replace(src, old, "`"+code+"`", 1), "\n")
 	}
 	return json.MarshalIndent(nb, "", " ")
 }

@@ -40,10 +40,15 @@ func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...str
 		if err != nil {
 			return nil, err
 		}
+		if e.reader {
+			if err := e.preflight(src, opts); err != nil {
+				return nil, err
+			}
+		}
 		p = &Program{Source: src, Compiled: res, Kernels: map[string]*gpu.Kernel{}, env: e, opts: opts}
 		if e.GPU() {
 			if p.module, err = e.Session.Load(res.PTX); err != nil {
-				return nil, fmt.Errorf("%s: %w", src.Name, err)
+				return nil, e.loadError(src, opts, err)
 			}
 			p.module.Source = src.Name
 		}
@@ -54,6 +59,13 @@ func (e *Env) BuildWith(src compile.Source, opts compile.Options, kernels ...str
 	}
 	e.built = append(e.built, p)
 	if !e.GPU() {
+		// The driver would look the kernels up; without it the PTX says whether they exist, so
+		// that a wrong name gets the same message in both modes.
+		for _, name := range kernels {
+			if _, err := compile.Instructions(p.Compiled.PTX, name); err != nil {
+				return nil, fmt.Errorf("%s: kernel %q not found in the module (declare it extern \"C\" so its name is not mangled): %w", src.Name, name, err)
+			}
+		}
 		return p, nil
 	}
 	mod := p.module

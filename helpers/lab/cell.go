@@ -11,13 +11,18 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/show"
+	"github.com/cudalessons/cudalessons/helpers/watchdog"
 )
 
 // Cell is how a notebook cell uses the lab: it opens the env, runs body, shows any error (a compile
 // error with its source lines) instead of crashing the cell, and closes the env. Each GoNB cell is a
 // new process, so each opens its own env; the copy bandwidth and compiled PTX come from disk caches.
+//
+// Jupyter's interrupt (SIGINT, which GoNB forwards to the cell's process) or a SIGTERM ends the
+// process at once, even while it waits on a kernel that never ends, and the driver frees the GPU.
 func Cell(body func(env *Env) error) {
 	defer show.Flush()
+	defer watchdog.OnInterrupt(interrupted)()
 	env, err := Open()
 	if err != nil {
 		show.Error(err)

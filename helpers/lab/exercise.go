@@ -7,6 +7,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/compile"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
@@ -112,6 +113,33 @@ func (e *Env) BuildExercise(x Exercise, code string) (*Program, ExerciseResult, 
 	return p, r, nil
 }
 
+// CheckExercise runs x's check on the reader's code with the guards of Try: a deadline on every
+// wait for the GPU (the floor, DeadlineFloor: a correct kernel of an exercise waits milliseconds),
+// past which the process ends with the kernel named; a fault of the reader's kernel becomes a
+// failed result whose reason names it (FaultVerdict) and its launch. In a notebook cell and in the
+// grader's child process alike.
+func (e *Env) CheckExercise(x Exercise, code string) (ExerciseResult, error) {
+	var r ExerciseResult
+	err := e.Guarded("kernel "+x.Kernel, 0, func() (err error) { r, err = x.Check(e, code); return err })
+	var fe *gpu.FaultError
+	if errors.As(err, &fe) {
+		r.Compiled, r.Ran, r.Passed = true, true, false
+		r.Reason = FaultVerdict(fe) + ". " + FaultMessage("kernel", fe, "")
+		return r, nil
+	}
+	return r, err
+}
+
+// FaultVerdict is a fault in a few words, for a grade table: "illegal memory address in mul_mine".
+func FaultVerdict(fe *gpu.FaultError) string {
+	kind, _, _ := strings.Cut(fe.Kind, " (")
+	kind = strings.TrimPrefix(strings.TrimPrefix(kind, "an "), "a ")
+	if l, ok := fe.Suspect(); ok {
+		return kind + " in " + l.Kernel
+	}
+	return kind
+}
+
 // Exercise shows exercise n of lesson l, checks code with the exercise's own check, and shows the
 // outcome: the compile report, one line per shape checked, and the verdict with the timing.
 func (e *Env) Exercise(l Lesson, n int, code string) error {
@@ -120,7 +148,7 @@ func (e *Env) Exercise(l Lesson, n int, code string) error {
 		return err
 	}
 	show.Markdown("**" + x.Title + ".** " + x.Task)
-	r, err := x.Check(e, code)
+	r, err := e.CheckExercise(x, code)
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,9 @@ type Env struct {
 
 	programs map[string]*Program // built sources, by source and options
 	built    []*Program          // every BuildWith's program, in order (Try shows the SASS of its own)
+	// reader is set while a reader's code is built and run (Try, Exercise): its sources are
+	// assembled for the real architecture first (preflight), so that limits show before a launch.
+	reader bool
 }
 
 // Options tune Open.

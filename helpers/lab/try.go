@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -34,6 +35,12 @@ type Trial struct {
 // side by side, the reader's speedup over the original first. In the no-GPU mode it shows the
 // original's recorded numbers and says that running needs a GPU. A compile error or a wrong result
 // is shown, not returned as a failure of the lab: the reader fixes the kernel and reruns.
+//
+// The reader's code runs with a deadline on every wait for the GPU, derived from the original's
+// time in the same run (Guarded): a kernel that never ends is named and its process ended, so that
+// the GPU is freed. A fault of the reader's kernel is named with its launch (FaultMessage). Before
+// anything is loaded, the reader's source is assembled for the GPU's real architecture, so that
+// static shared memory over the limit is named with the limits, in both modes.
 func (e *Env) Try(t Trial, code string) error {
 	if t.Close != nil {
 		defer t.Close()
@@ -46,9 +53,10 @@ func (e *Env) Try(t Trial, code string) error {
 		}
 	}
 	mark := len(e.built)
-	reps, err := t.Compile(code)
+	var reps []record.KernelReport
+	err := e.asReader(code != "", func() (err error) { reps, err = t.Compile(code); return err })
 	if err != nil {
-		return err // a *compile.Error: the cell shows the log with the source lines
+		return err // a *compile.Error (the log with the source lines) or a *LimitError
 	}
 	who := "the original " + t.Step
 	if code != "" {
@@ -73,9 +81,14 @@ func (e *Env) Try(t Trial, code string) error {
 		show.Records("the original "+t.Step, orig, e.Receipt).Display()
 		return nil
 	}
-	mine, err := t.Measure(code)
-	if err != nil {
-		show.Note(show.Failure, "Your "+t.Step+" failed its check: "+err.Error())
+	var mine []record.Record
+	err = e.Guarded(t.Step, medianMS(orig), func() (err error) { mine, err = t.Measure(code); return err })
+	switch {
+	case ShowFault(t.Step, err, SanitizeHint):
+		return nil
+	case err != nil:
+		show.Note(show.Failure, "Your "+t.Step+" failed its check: "+strings.TrimRight(err.Error(), ". ")+
+			". An element that is wrong or never written may come from an access out of bounds: to see the source line of any, "+SanitizeHint)
 		return nil
 	}
 	tab, faster := TryTable(t.Step, orig, mine, e.Receipt)
@@ -86,6 +99,33 @@ func (e *Env) Try(t Trial, code string) error {
 	}
 	show.Note(kind, fmt.Sprintf("Your %s passed the check on every case; the table gives its time beside the original's, measured in this run.", t.Step))
 	return nil
+}
+
+// AsReader runs f with the sources it builds taken as the reader's: each is assembled for the
+// GPU's real architecture before it is loaded, so that a limit it breaks (static shared memory over
+// 48 KiB) is named with the GPU's figures, in both modes. A lesson's own Try builds the reader's
+// code through it.
+func (e *Env) AsReader(f func() error) error {
+	prev := e.reader
+	e.reader = true
+	defer func() { e.reader = prev }()
+	return f()
+}
+
+// asReader is AsReader when on, and f alone otherwise.
+func (e *Env) asReader(on bool, f func() error) error {
+	if !on {
+		return f()
+	}
+	return e.AsReader(f)
+}
+
+// medianMS is the first record's median: the original's time per launch for the deadline message.
+func medianMS(recs []record.Record) float64 {
+	if len(recs) == 0 {
+		return 0
+	}
+	return recs[0].MedianMS
 }
 
 func capital(s string) string {

@@ -9,11 +9,11 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/sanitize/output"
 )
 
 // Tools are compute-sanitizer's tools the pass runs, each over every package's TestSanitize:
@@ -69,29 +69,14 @@ type Run struct {
 // OK reports whether the run was clean: it finished, the sanitizer found nothing and the test passed.
 func (r Run) OK() bool { return r.Verdict == "ok" }
 
-var (
-	errorSummary = regexp.MustCompile(`(?m)^========= ERROR SUMMARY: (\d+) error`)
-	raceSummary  = regexp.MustCompile(`(?m)^========= RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)`)
-	testVerdict  = regexp.MustCompile(`(?m)^(PASS|FAIL)$`)
-)
+var testVerdict = regexp.MustCompile(`(?m)^(PASS|FAIL)$`)
 
 // Judge fills the run's errors, hazards, tests and verdict from compute-sanitizer's output (the
 // test binary's output inside it) and the process's exit: exitErr is nil for exit status 0, and
 // timedOut says the run was stopped at its limit.
 func (r *Run) Judge(log string, exitErr error, timedOut bool) {
-	summary := false
-	if m := errorSummary.FindAllStringSubmatch(log, -1); len(m) > 0 {
-		r.Errors, _ = strconv.Atoi(m[len(m)-1][1])
-		summary = true
-	}
-	if m := raceSummary.FindAllStringSubmatch(log, -1); len(m) > 0 {
-		last := m[len(m)-1]
-		hazards, _ := strconv.Atoi(last[1])
-		errs, _ := strconv.Atoi(last[2])
-		warns, _ := strconv.Atoi(last[3])
-		r.Hazards = max(hazards, errs+warns)
-		summary = true
-	}
+	var summary bool
+	r.Errors, r.Hazards, summary = output.Summary(log)
 	r.Tests = "none"
 	if m := testVerdict.FindAllStringSubmatch(log, -1); len(m) > 0 {
 		r.Tests = m[len(m)-1][1]

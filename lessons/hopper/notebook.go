@@ -202,7 +202,11 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
-	prog, err := env.BuildWith(src, st.Options(FP16, env.Device()), st.Kernel)
+	var prog *lab.Program
+	err = env.AsReader(func() (err error) {
+		prog, err = env.BuildWith(src, st.Options(FP16, env.Device()), st.Kernel)
+		return err
+	})
 	if unbuildable(err) {
 		show.Note(show.Info, "Not compiled: "+err.Error())
 		return nil
@@ -219,6 +223,15 @@ func Try(env *lab.Env, step, code string) error {
 		show.Note(show.Info, "Your kernel compiled. Checking and timing it needs a Hopper GPU ("+env.Mode.String()+").")
 		return nil
 	}
+	err = env.Guarded(st.Name, 0, func() error { return tryMeasured(env, st, code) })
+	if lab.ShowFault(st.Name, err, "") {
+		return nil
+	}
+	return err
+}
+
+// tryMeasured is Try's check and timing on the GPU, under Try's deadline.
+func tryMeasured(env *lab.Env, st Step, code string) error {
 	if st.Conv {
 		checked := conv.CheckCount(true)
 		return tryOn(env, st, code, TryConvShape.String(), "the sampled deep layer", func(i int) (tryProblem, error) {

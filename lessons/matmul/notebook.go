@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/check"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -212,8 +213,8 @@ func Try(env *lab.Env, step, code string) error {
 	if err := Refusal(st, env.Device()); err != nil {
 		return err
 	}
-	prog, err := build(env, st, code)
-	if err != nil {
+	var prog *lab.Program
+	if err := env.AsReader(func() (err error) { prog, err = build(env, st, code); return err }); err != nil {
 		return err
 	}
 	cfg, err := st.Plan(Article, env.Device())
@@ -236,7 +237,11 @@ func Try(env *lab.Env, step, code string) error {
 		if err != nil {
 			return err
 		}
-		res, err := sp.Check(st, code)
+		var res check.Result
+		err = env.Guarded(st.Name, 0, func() (err error) { res, err = sp.Check(st, code); return err })
+		if lab.ShowFault(st.Name, err, "") {
+			return nil // the context is lost: nothing more runs here, not even the free
+		}
 		sp.Free()
 		if err != nil {
 			return err
@@ -256,8 +261,12 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
-	mine, err := p.Measure("try", st, code)
+	var mine record.Record
+	err = env.Guarded(st.Name, orig.MedianMS, func() (err error) { mine, err = p.Measure("try", st, code); return err })
 	mine.Variant = st.Name + " (this cell)"
+	if lab.ShowFault(st.Name, err, "") {
+		return nil
+	}
 	if err != nil {
 		show.Note(show.Failure, err.Error())
 		return nil

@@ -8,14 +8,16 @@ import (
 )
 
 // notebookJSON is a small executed notebook: a markdown cell, an ok cell, a cell showing an error
-// through helpers/show, a refusal note, a cell with a Go panic on stderr and a cell that never ran.
+// through helpers/show, a refusal note, a cell with a Go panic on stderr, a cell that never ran and
+// a cell whose error is expected (tagged raises-exception).
 const notebookJSON = `{"cells": [
  {"cell_type": "markdown", "source": ["# x"]},
  {"cell_type": "code", "execution_count": 1, "outputs": [{"output_type": "display_data", "data": {"text/html": "<table><tr><td>ok</td></tr></table>"}}]},
  {"cell_type": "code", "execution_count": 2, "outputs": [{"output_type": "display_data", "data": {"text/html": ["<pre class=\"kernels-error\">kernel k: launch failed &amp; gone</pre>"]}}]},
  {"cell_type": "code", "execution_count": 3, "outputs": [{"output_type": "display_data", "data": {"text/html": "<div>Not on this GPU: a.cu needs compute capability 8.0</div>"}}]},
  {"cell_type": "code", "execution_count": 4, "outputs": [{"output_type": "stream", "name": "stderr", "text": ["panic: ", "index out of range"]}]},
- {"cell_type": "code", "execution_count": null, "outputs": []}
+ {"cell_type": "code", "execution_count": null, "outputs": []},
+ {"cell_type": "code", "execution_count": 5, "metadata": {"tags": ["raises-exception"]}, "outputs": [{"output_type": "error", "ename": "exit status 3", "evalue": ""}]}
 ]}`
 
 func TestInspectCountsCellsErrorsAndRefusals(t *testing.T) {
@@ -27,7 +29,7 @@ func TestInspectCountsCellsErrorsAndRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Cells != 5 || ex.CellsRun != 4 || ex.Refusals != 1 || len(ex.Errors) != 2 {
+	if ex.Cells != 6 || ex.CellsRun != 5 || ex.Refusals != 1 || len(ex.Errors) != 2 {
 		t.Fatalf("inspected %+v", ex)
 	}
 	if ex.Errors[0].Cell != 2 || ex.Errors[0].Message != "kernel k: launch failed & gone" || ex.Errors[1].Cell != 4 || !strings.Contains(ex.Errors[1].Message, "panic: index out of range") {

@@ -52,6 +52,18 @@ func Try(env *lab.Env, step, code string) error {
 	return env.Try(t, code)
 }
 
+// Sanitize runs the reader's code for a step (the original when empty) once under
+// compute-sanitizer (lab.Env.Sanitize) with tool ("" for memcheck; racecheck, synccheck,
+// initcheck), and shows the first reports with their source lines, threads and blocks: Try's cell
+// with Try replaced by Sanitize.
+func Sanitize(env *lab.Env, step, code, tool string) error {
+	t, err := Trial(env, step)
+	if err != nil {
+		return err
+	}
+	return env.Sanitize(t, code, tool)
+}
+
 // sourceOf is a file of the lesson, or code in its place (named my_<file>).
 func sourceOf(file, code string) (compile.Source, error) {
 	if code != "" {

@@ -152,8 +152,8 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
-	prog, err := env.Build(src, st.Kernel)
-	if err != nil {
+	var prog *lab.Program
+	if err := env.AsReader(func() (err error) { prog, err = env.Build(src, st.Kernel); return err }); err != nil {
 		return err
 	}
 	if !strings.Contains(prog.Compiled.PTX, ".entry "+st.Kernel+"(") {
@@ -178,7 +178,11 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
-	mine, err := p.Measure(st, code, st.Name+" (this cell)")
+	var mine record.Record
+	err = env.Guarded(st.Name, orig.MedianMS, func() (err error) { mine, err = p.Measure(st, code, st.Name+" (this cell)"); return err })
+	if lab.ShowFault(st.Name, err, "") {
+		return nil
+	}
 	recs := []record.Record{orig}
 	if mine.MedianMS > 0 || err == nil {
 		recs = append(recs, mine)

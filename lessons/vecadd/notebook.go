@@ -25,9 +25,13 @@ func Walk(env *lab.Env, step string) error {
 	return walkRun(env, step, "")
 }
 
+// SanitizeN is the size a Trial checks under compute-sanitizer (Sanitize): small enough for the
+// tools, and not a multiple of the block, so that the last block has threads past the end.
+const SanitizeN = 1<<20 + 3
+
 // Trial is a step as the notebook lets a reader edit it (lab.Trial): code in place of the step's
 // kernel (same name and parameters), checked against the reference on a NaN-poisoned output and
-// timed at TableN beside the original step.
+// timed at TableN beside the original step (at SanitizeN, once, under compute-sanitizer).
 func Trial(env *lab.Env, step string) (lab.Trial, error) {
 	s, err := StepByName(step)
 	if err != nil {
@@ -49,7 +53,11 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 		Measure: func(code string) ([]record.Record, error) {
 			if p == nil {
 				var err error
-				if p, err = NewProblem(env, TableN, 11); err != nil {
+				n := TableN
+				if lab.UnderSanitizer() {
+					n = SanitizeN // one run under compute-sanitizer, on a size with a partial last block
+				}
+				if p, err = NewProblem(env, n, 11); err != nil {
 					return nil, err
 				}
 			}
@@ -77,6 +85,17 @@ func Try(env *lab.Env, step, code string) error {
 		return err
 	}
 	return env.Try(t, code)
+}
+
+// Sanitize runs the reader's code for a step (the original when empty) once under
+// compute-sanitizer (lab.Env.Sanitize) with tool ("" for memcheck; racecheck, synccheck,
+// initcheck), and shows the first reports with their source lines, threads and blocks.
+func Sanitize(env *lab.Env, step, code, tool string) error {
+	t, err := Trial(env, step)
+	if err != nil {
+		return err
+	}
+	return env.Sanitize(t, code, tool)
 }
 
 // walkRun is Walk's measurement: the step's compile report, then (GPU mode) the step checked and
