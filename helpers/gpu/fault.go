@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -64,6 +65,22 @@ func (e *FaultError) Error() string {
 }
 
 func (e *FaultError) Unwrap() error { return e.Err }
+
+// faultLine finds what FaultError.Error writes about the faulting launch: the kernel's name and the
+// fault's kind, up to its explanation in parentheses.
+var faultLine = regexp.MustCompile(`kernel (\S+) \(grid .*? faulted: (?:an? )?([^(]+?) \(`)
+
+// FaultVerdict reads a fault out of a message that carries a FaultError's text, however wrapped,
+// and says it in a few words, the kind before the kernel: "illegal memory address in mul_mine".
+// ok is false when the message names no kernel's fault. A grader uses it for a verdict from a
+// child process, which hands back text rather than the error itself.
+func FaultVerdict(msg string) (verdict string, ok bool) {
+	m := faultLine.FindStringSubmatch(msg)
+	if m == nil {
+		return "", false
+	}
+	return m[2] + " in " + m[1], true
+}
 
 // compact drops repeats of the same name in a row.
 func compact(names []string) []string {

@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -33,5 +35,18 @@ func TestLaunchRecordsRoundTrip(t *testing.T) {
 	want[2].Count = 2
 	if !slices.Equal(got, want) {
 		t.Errorf("ReadLaunches = %v, want %v", got, want)
+	}
+}
+
+func TestFaultVerdict(t *testing.T) {
+	e := &FaultError{Kind: "an illegal memory address (a load or store outside every allocation)",
+		Launches: []LaunchInfo{{Kernel: "mul_mine", Source: "my_mul_mine.cu", Config: Config{Grid: D1(1), Block: D1(256)}}},
+		Err:      errors.New("IllegalAddress")}
+	msg := fmt.Sprintf("Your kernel failed to run on n = 13: copying 26 B from the device: %v", e)
+	if v, ok := FaultVerdict(msg); !ok || v != "illegal memory address in mul_mine" {
+		t.Errorf("FaultVerdict(%q) = %q, %v", msg, v, ok)
+	}
+	if v, ok := FaultVerdict("Your kernel's result is wrong at element 3"); ok {
+		t.Errorf("a wrong result read as a fault: %q", v)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/rerun"
 	"github.com/cudalessons/cudalessons/helpers/watchdog"
@@ -73,6 +74,9 @@ func serveChild(lessons []lab.Lesson) int {
 	r, err := env.CheckExercise(x, j.Code)
 	if err != nil {
 		return fail(err)
+	}
+	if v, ok := gpu.FaultVerdict(r.Reason); ok {
+		r.Reason = v + ": " + r.Reason
 	}
 	out, err := json.Marshal(r)
 	if err != nil {
