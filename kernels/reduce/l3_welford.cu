@@ -14,7 +14,8 @@
 // Out of range, made exact: a sample whose squared deviations overflow float32 (deviations from its
 // mean beyond about 1.8e19, inputs near 1e20..1e30) has an infinite M2 and a finite mean. Only then
 // (a branch uniform over the finalize block, never taken on ordinary inputs) the finalize block
-// reads its sample again and sums ((x - mean) * 2^-80)^2: every deviation of a float32 sample fits
+// reads its sample again (one block for a whole sample: slow, for such samples only) and sums
+// ((x - mean) * 2^-80)^2: every deviation of a float32 sample fits
 // that scale (the sum lies in [2^-32, 2^122]), and layer norm is scale-invariant apart from eps, so
 // rstd = 2^-80 / sqrt(M2s / M + eps * 2^-160). eps * 2^-160 is below float32's smallest subnormal
 // and under 2^-100 of M2s / M there, so dropping it is exact to float32 as in float64. chan returns
