@@ -15,8 +15,8 @@
 // mean beyond about 1.8e19, inputs near 1e20..1e30) has an infinite M2 and a finite mean. Only then
 // (a branch uniform over the finalize block, never taken on ordinary inputs) the finalize block
 // reads its sample again (one block for a whole sample: slow, for such samples only) and sums
-// ((x - mean) * 2^-80)^2: every deviation of a float32 sample fits
-// that scale (the sum lies in [2^-32, 2^122]), and layer norm is scale-invariant apart from eps, so
+// ((x - mean) * 2^-80)^2: every deviation of a float32 sample fits that scale (the sum lies in
+// [2^-32, 2^122]), and layer norm is scale-invariant apart from eps, so
 // rstd = 2^-80 / sqrt(M2s / M + eps * 2^-160). eps * 2^-160 is below float32's smallest subnormal
 // and under 2^-100 of M2s / M there, so dropping it is exact to float32 as in float64. chan returns
 // the other triple when one is empty: 0 * d^2 with d^2 = inf was NaN for means beyond 1.8e19. A
