@@ -11,24 +11,45 @@
 // blocks through ln_welford_finalize (one block per sample merging the P partial triples).
 // ln_normalize then writes (x - mean) * rstd * w + b over grid (P, N), like step 2.
 // Cost: one division per float4 and a few more multiplies, hidden behind the memory traffic.
-// Out of range: a sample whose squared deviations overflow float32 (deviations from its mean beyond
-// about 1.8e19) gets rstd = NaN, so its outputs are NaN, not silently the bias (rstd_of).
+// Out of range, made exact: a sample whose squared deviations overflow float32 (deviations from its
+// mean beyond about 1.8e19, inputs near 1e20..1e30) has an infinite M2 and a finite mean. Only then
+// (a branch uniform over the finalize block, never taken on ordinary inputs) the finalize block
+// reads its sample again (one block for a whole sample: slow, for such samples only) and sums
+// ((x - mean) * 2^-80)^2: every deviation of a float32 sample fits that scale (the sum lies in
+// [2^-32, 2^122]), and layer norm is scale-invariant apart from eps, so
+// rstd = 2^-80 / sqrt(M2s / M + eps * 2^-160). eps * 2^-160 is below float32's smallest subnormal
+// and under 2^-100 of M2s / M there, so dropping it is exact to float32 as in float64. chan returns
+// the other triple when one is empty: 0 * d^2 with d^2 = inf was NaN for means beyond 1.8e19. A
+// NaN or infinite mean (an inf or NaN input) still gives NaN outputs (rstd_of), as in PyTorch.
 // Launch: ln_welford_partials and ln_normalize grid (P, N), block 256; ln_welford_finalize grid N,
-// block 256. Limits: M < 2^24 (counts are floats, exact below 2^24); vec = 1 needs M % 4 == 0 and
-// 16-byte aligned x, y.
+// block 256 (it takes x too, for the slow path). Limits: M < 2^24 (counts are floats, exact below
+// 2^24); vec = 1 needs M % 4 == 0 and 16-byte aligned x, y; a sample's sum must stay finite.
 #define THREADS 256
-// rstd_of is 1 / sqrt(var + eps), or NaN when the variance overflowed float32 (squared deviations
-// past 3.4e38: deviations from the mean beyond about 1.8e19): rsqrt(inf) = 0 would silently give
-// every output the bias; NaN says the sample is out of range.
+// rstd_of is 1 / sqrt(var + eps), or NaN when the variance is infinite (after the slow path, only a
+// sample with an inf or NaN entry): rsqrt(inf) = 0 would silently give every output the bias.
 __device__ float rstd_of(float var, float eps) { return var == __int_as_float(0x7f800000) ? __int_as_float(0x7fffffff) : rsqrtf(var + eps); }
+
+#define SLOW_SCALE 0x1p-80f // the slow path's scale, 2^-80 (see the header)
+
+// block_sum returns the sum of v over the block to every thread.
+__device__ float block_sum(float v, float *sh) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = threadIdx.x % 32 < THREADS / 32 ? sh[threadIdx.x % 32] : 0.f;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();
+    return v;
+}
 
 struct Welford {
     float n, mean, m2;
 };
 
 __device__ Welford chan(Welford a, Welford b) {
+    if (b.n == 0.f) return a; // also both empty
+    if (a.n == 0.f) return b; // d^2 * 0 would be NaN once d^2 overflows
     const float n = a.n + b.n;
-    if (n == 0.f) return a;
     const float d = b.mean - a.mean, f = b.n / n;
     return Welford{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
 }
@@ -74,18 +95,35 @@ extern "C" __global__ void __launch_bounds__(THREADS) ln_welford_partials(const 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) ln_welford_finalize(const float *__restrict__ partials, float *__restrict__ mean_out, float *__restrict__ rstd_out,
-                                                                         int M, int P, float eps) {
+extern "C" __global__ void __launch_bounds__(THREADS) ln_welford_finalize(const float *__restrict__ partials, const float *__restrict__ x, float *__restrict__ mean_out,
+                                                                         float *__restrict__ rstd_out, int M, int P, float eps) {
     __shared__ Welford sh[32];
+    __shared__ float shs[32];
     Welford a{0.f, 0.f, 0.f};
     for (int i = threadIdx.x; i < P; i += THREADS) {
         const float *p = partials + 3 * (blockIdx.x * P + i);
         a = chan(a, Welford{p[0], p[1], p[2]});
     }
     a = block_welford(a, sh);
+    if (threadIdx.x == 0) shs[0] = a.mean, shs[1] = a.m2; // thread 0's triple for all: Chan's merge
+    __syncthreads();                                      // is not symmetric, lanes may differ in the last bit
+    const float mean = shs[0], m2 = shs[1];
+    __syncthreads(); // shs is reused by block_sum
+    float rstd;
+    if (isinf(m2) && isfinite(mean)) { // the slow path, uniform over the block: M2 overflowed (see the header)
+        const float *xs = x + (long long)blockIdx.x * M;
+        float q = 0.f;
+        for (int j = threadIdx.x; j < M; j += THREADS) {
+            const float d = xs[j] * SLOW_SCALE - mean * SLOW_SCALE;
+            q += d * d;
+        }
+        rstd = SLOW_SCALE * rsqrtf(block_sum(q, shs) / M);
+    } else {
+        rstd = rstd_of(m2 / M, eps);
+    }
     if (threadIdx.x == 0) {
-        mean_out[blockIdx.x] = a.mean;
-        rstd_out[blockIdx.x] = rstd_of(a.m2 / M, eps);
+        mean_out[blockIdx.x] = mean;
+        rstd_out[blockIdx.x] = rstd;
     }
 }
 

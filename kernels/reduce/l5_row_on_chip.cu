@@ -20,8 +20,14 @@
 //     a row of 1024 spends its time in barriers and launches.
 //   ln_block_row: 1024 < M <= what dynamic shared memory holds (about 57K floats on an H100). One
 //     block of 512 threads per sample; the row is staged in shared memory as it is loaded.
-// Out of range: a sample whose squared deviations overflow float32 (deviations from its mean beyond
-// about 1.8e19) gets rstd = NaN, so its outputs are NaN, not silently the bias (rstd_of).
+// Out of range, made exact: a sample whose squared deviations overflow float32 (deviations from its
+// mean beyond about 1.8e19, inputs near 1e20..1e30) has an infinite sum of squares and a finite
+// mean. Only then (a branch uniform over the warp or block, never taken on ordinary inputs) a second
+// pass over the values still on chip sums ((x - K - mean) * 2^-80)^2: every deviation of a float32
+// sample fits that scale (the sum lies in [2^-32, 2^122]), and layer norm is scale-invariant apart
+// from eps, so rstd = 2^-80 / sqrt(q / M + eps * 2^-160). eps * 2^-160 is below float32's smallest
+// subnormal and under 2^-100 of q / M there, so dropping it is exact to float32 as in float64. A
+// sample with an inf or NaN entry still gives NaN outputs (rstd_of), as in PyTorch.
 // Launch: ln_warp_rows grid ceil(N / 8), block 256; ln_block_row grid N, block 512, dynamic shared
 // memory 4 * M bytes (over 48 KB needs the opt-in, which the lab's launcher sets). vec = 1 (float4)
 // needs M % 4 == 0 and 16-byte aligned x, y, w, b; vec = 0 takes any M and alignment. The backward
@@ -29,9 +35,9 @@
 #define WARP_ROWS 8
 #define PER_LANE 32 // floats per lane in ln_warp_rows: M <= 32 * 32
 #define ROW_THREADS 512
-// rstd_of is 1 / sqrt(var + eps), or NaN when the variance overflowed float32 (squared deviations
-// past 3.4e38: deviations from the mean beyond about 1.8e19): rsqrt(inf) = 0 would silently give
-// every output the bias; NaN says the sample is out of range.
+#define SLOW_SCALE 0x1p-80f // the slow path's scale, 2^-80 (see the header)
+// rstd_of is 1 / sqrt(var + eps), or NaN when the variance is infinite (after the slow path, only a
+// sample with an inf or NaN entry): rsqrt(inf) = 0 would silently give every output the bias.
 __device__ float rstd_of(float var, float eps) { return var == __int_as_float(0x7f800000) ? __int_as_float(0x7fffffff) : rsqrtf(var + eps); }
 
 __device__ float warp_sum(float v) {
@@ -77,7 +83,20 @@ extern "C" __global__ void __launch_bounds__(WARP_ROWS * 32) ln_warp_rows(const 
         const float d = j < M ? v[i] - mean : 0.f;
         q += d * d;
     }
-    const float rstd = rstd_of(warp_sum(q) / M, eps);
+    q = warp_sum(q); // the same in every lane: the branch below is uniform over the warp
+    float rstd;
+    if (isinf(q) && isfinite(mean)) { // the slow path: the squares overflowed (see the header)
+        float r = 0.f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+            const int j = vec ? 4 * ((i / 4) * 32 + lane) + i % 4 : i * 32 + lane;
+            const float d = j < M ? v[i] * SLOW_SCALE - mean * SLOW_SCALE : 0.f;
+            r += d * d;
+        }
+        rstd = SLOW_SCALE * rsqrtf(warp_sum(r) / M);
+    } else {
+        rstd = rstd_of(q / M, eps);
+    }
 #pragma unroll
     for (int i = 0; i < PER_LANE / 4; ++i) {
         if (vec) {
@@ -135,7 +154,18 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS) ln_block_row(const flo
         const float d = row[j] - mean;
         q += d * d;
     }
-    const float rstd = rstd_of(block_sum(q, sh) / M, eps);
+    q = block_sum(q, sh); // the same in every thread: the branch below is uniform over the block
+    float rstd;
+    if (isinf(q) && isfinite(mean)) { // the slow path: the squares overflowed (see the header)
+        float r = 0.f;
+        for (int j = threadIdx.x; j < M; j += ROW_THREADS) {
+            const float d = row[j] * SLOW_SCALE - mean * SLOW_SCALE;
+            r += d * d;
+        }
+        rstd = SLOW_SCALE * rsqrtf(block_sum(r, sh) / M);
+    } else {
+        rstd = rstd_of(q / M, eps);
+    }
     if (vec) {
         for (int j = threadIdx.x; j < M / 4; j += ROW_THREADS) {
             const float4 v = row4[j], g = reinterpret_cast<const float4 *>(w)[j], c = reinterpret_cast<const float4 *>(b)[j];

@@ -21,16 +21,26 @@
 // by asking for at most one block per SM and checking with the driver that one fits (the plan
 // refuses otherwise). A block that spins for more than about a second (another process holding
 // SMs) sets *failed and leaves instead of hanging the GPU; the host reports it.
-// Out of range: a sample whose squared deviations overflow float32 (deviations from its mean beyond
-// about 1.8e19) gets rstd = NaN, so its outputs are NaN, not silently the bias (rstd_of).
+// Out of range, made exact: a sample whose squared deviations overflow float32 (deviations from its
+// mean beyond about 1.8e19, inputs near 1e20..1e30) takes a slow path, a branch uniform over the
+// block, never taken on ordinary inputs. A block whose slice's sum of squares is infinite sums
+// ((x - mloc) * 2^-80)^2 over its slice again from shared memory and publishes it negated (a sum of
+// squares is never negative: the sign marks the scale). Warp 0, seeing a marked triple or an
+// infinite merged M2 with a finite mean, merges the team's triples again in units of 2^-80 (means
+// times 2^-80, M2 times 2^-160, marked ones as they are): every deviation of a float32 sample fits
+// that scale (M2 lies in [2^-32, 2^122]), and layer norm is scale-invariant apart from eps, so
+// rstd = 2^-80 / sqrt(M2s / M + eps * 2^-160). eps * 2^-160 is below float32's smallest subnormal
+// and under 2^-100 of M2s / M there, so dropping it is exact to float32 as in float64. chan returns
+// the other triple when one is empty (0 * d^2 with d^2 = inf was NaN). A sample with an inf or NaN
+// entry still gives NaN outputs (rstd_of), as in PyTorch.
 // Launch: grid T * g <= the SM count, block 1024, dynamic shared memory 16 * chunk4 bytes, chunk4 =
 // ceil(M / 4 / g). Limits: M % 4 == 0 and 16-byte aligned x, y, w, b; a sample must fit in the
 // shared memory of all SMs (M up to about 7.6M floats on an H100); one block per SM must fit.
 // Needs: compute capability 8.0 (createpolicy, the L2 evict-last and evict-first cache hints).
 #define THREADS 1024
-// rstd_of is 1 / sqrt(var + eps), or NaN when the variance overflowed float32 (squared deviations
-// past 3.4e38: deviations from the mean beyond about 1.8e19): rsqrt(inf) = 0 would silently give
-// every output the bias; NaN says the sample is out of range.
+#define SLOW_SCALE 0x1p-80f // the slow path's scale, 2^-80 (see the header)
+// rstd_of is 1 / sqrt(var + eps), or NaN when the variance is infinite (after the slow path, only a
+// sample with an inf or NaN entry): rsqrt(inf) = 0 would silently give every output the bias.
 __device__ float rstd_of(float var, float eps) { return var == __int_as_float(0x7f800000) ? __int_as_float(0x7fffffff) : rsqrtf(var + eps); }
 
 struct Welford {
@@ -38,8 +48,9 @@ struct Welford {
 };
 
 __device__ Welford chan(Welford a, Welford b) {
+    if (b.n == 0.f) return a; // also both empty
+    if (a.n == 0.f) return b; // d^2 * 0 would be NaN once d^2 overflows
     const float n = a.n + b.n;
-    if (n == 0.f) return a;
     const float d = b.mean - a.mean, f = b.n / n;
     return Welford{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
 }
@@ -97,7 +108,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
             const float dx = v.x - mloc, dy = v.y - mloc, dz = v.z - mloc, dw = v.w - mloc;
             q += (dx * dx + dy * dy) + (dz * dz + dw * dw);
         }
-        q = block_sum(q, sh);
+        q = block_sum(q, sh); // the same in every thread: the branch below is uniform over the block
+        if (isinf(q) && isfinite(mloc)) { // the slow path: the squares overflowed (see the header)
+            float r = 0.f;
+            for (int j = threadIdx.x; j < c4; j += THREADS) {
+                const float4 v = slice[j];
+                const float ms = mloc * SLOW_SCALE;
+                const float dx = v.x * SLOW_SCALE - ms, dy = v.y * SLOW_SCALE - ms, dz = v.z * SLOW_SCALE - ms, dw = v.w * SLOW_SCALE - ms;
+                r += (dx * dx + dy * dy) + (dz * dz + dw * dw);
+            }
+            q = -block_sum(r, sh); // negative: in units of 2^-160
+        }
         // 3. publish the triple, then wait for the team's
         if (threadIdx.x == 0) {
             float *p = partials + 3 * ((long long)n * g + rank);
@@ -121,14 +142,33 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
         // 4. merge the team's triples (warp 0; read through L2, the L1 may hold stale lines)
         if (threadIdx.x < 32) {
             Welford a{0.f, 0.f, 0.f};
+            bool marked = false; // a slice's sum of squares came in units of 2^-160
             for (int i = threadIdx.x; i < g; i += 32) {
                 const float *p = partials + 3 * ((long long)n * g + i);
-                a = chan(a, Welford{__ldcg(p), __ldcg(p + 1), __ldcg(p + 2)});
+                const float m2 = __ldcg(p + 2);
+                a = chan(a, Welford{__ldcg(p), __ldcg(p + 1), m2});
+                marked |= m2 < 0.f;
             }
             for (int o = 16; o > 0; o >>= 1)
                 a = chan(a, Welford{__shfl_xor_sync(0xffffffffu, a.n, o), __shfl_xor_sync(0xffffffffu, a.mean, o), __shfl_xor_sync(0xffffffffu, a.m2, o)});
+            // lane 0's verdict for the whole warp: Chan's merge is not symmetric, lanes may differ in the last bit
+            const bool slow = __shfl_sync(0xffffffffu, (__any_sync(0xffffffffu, marked) || isinf(a.m2)) && isfinite(a.mean), 0);
+            float rstd;
+            if (slow) { // the slow path: the team's triples again in units of 2^-80 (see the header)
+                Welford s{0.f, 0.f, 0.f};
+                for (int i = threadIdx.x; i < g; i += 32) {
+                    const float *p = partials + 3 * ((long long)n * g + i);
+                    const float m2 = __ldcg(p + 2);
+                    s = chan(s, Welford{__ldcg(p), __ldcg(p + 1) * SLOW_SCALE, m2 < 0.f ? -m2 : m2 * SLOW_SCALE * SLOW_SCALE});
+                }
+                for (int o = 16; o > 0; o >>= 1)
+                    s = chan(s, Welford{__shfl_xor_sync(0xffffffffu, s.n, o), __shfl_xor_sync(0xffffffffu, s.mean, o), __shfl_xor_sync(0xffffffffu, s.m2, o)});
+                rstd = SLOW_SCALE * rsqrtf(s.m2 / M);
+            } else {
+                rstd = rstd_of(a.m2 / M, eps);
+            }
             if (threadIdx.x == 0) {
-                stats[0] = a.mean, stats[1] = rstd_of(a.m2 / M, eps);
+                stats[0] = a.mean, stats[1] = rstd;
                 if (rank == 0) mean_out[n] = stats[0], rstd_out[n] = stats[1];
             }
         }

@@ -11,6 +11,11 @@
 // Traffic: x and dy twice, w twice, dx once, dw and db once.
 // Launch: ln_bwd_partials grid (P, N), ln_bwd_finalize grid N, ln_bwd_dx grid-stride over the
 // columns (M/4 float4 columns when vec = 1, M columns when vec = 0); block 256 each.
+// Range: ln_bwd_partials sums g * xhat, xhat = (x - mean) * rstd formed first, like ln_bwd_dx's,
+// rather than g * (x - mean) times rstd at the end: with x near 1e30 (the forward's slow path gives
+// rstd near 1e-30) the product g * (x - mean) overflowed float32 once |dy w| passed about 1e8;
+// xhat is O(1) on every sample, so the sums stay as large as dy itself (one more multiply per
+// element, hidden behind the memory traffic).
 // Limits: vec = 1 needs M % 4 == 0 and 16-byte aligned x, dy, w, dx (vec = 0 takes any M and
 // alignment, the autograd op's fallback); M < 2^24, like the forward's statistics.
 #define THREADS 256
@@ -47,18 +52,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) ln_bwd_partials(const floa
             const float4 v = x4[j], d = d4[j], g = w4[j];
             const float gx = d.x * g.x, gy = d.y * g.y, gz = d.z * g.z, gw = d.w * g.w;
             s1 += (gx + gy) + (gz + gw);
-            s2 += (gx * (v.x - mean) + gy * (v.y - mean)) + (gz * (v.z - mean) + gw * (v.w - mean));
+            s2 += (gx * ((v.x - mean) * rstd) + gy * ((v.y - mean) * rstd)) + (gz * ((v.z - mean) * rstd) + gw * ((v.w - mean) * rstd));
         }
     } else {
         const float *xs = x + (long long)n * M, *ds = dy + (long long)n * M;
         for (int j = lo + threadIdx.x; j < hi; j += THREADS) {
             const float g = ds[j] * w[j];
             s1 += g;
-            s2 += g * (xs[j] - mean);
+            s2 += g * ((xs[j] - mean) * rstd);
         }
     }
     s1 = block_sum(s1, sh);
-    s2 = block_sum(s2, sh) * rstd;
+    s2 = block_sum(s2, sh);
     if (threadIdx.x == 0) {
         partials[2 * (n * P + blockIdx.x)] = s1;
         partials[2 * (n * P + blockIdx.x) + 1] = s2;

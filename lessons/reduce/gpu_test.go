@@ -544,49 +544,84 @@ func TestLayerNormOpHostile(t *testing.T) {
 	}
 }
 
-// A sample whose squared deviations overflow float32 (near 1e20) comes out NaN on every path of
-// the op's dispatch, never silently the bias, and the sample beside it is still right.
-func TestLayerNormOpOutOfRange(t *testing.T) {
+// lnPathShapes (N, M) take every path of the op's dispatch on an H100 or H200: step 5's warp kernel
+// (float4 and single floats), its block kernel (both), step 6, step 3 (M % 4 != 0, too long for
+// step 5) and step 4 (w and b past half the L2), each followed by the backward on float4s or single
+// floats.
+var lnPathShapes = [][2]int{{4, 768}, {3, 1001}, {3, 4100}, {3, 4099}, {2, 65540}, {2, 65537}, {1, 4200000}}
+
+// checkLNOpScaled runs the op forward and backward on N samples of M, x uniform in [-1, 1) times
+// xScale[n] in sample n and dy uniform in [-1, 1) times dyScale[n], and compares y and dx sample by
+// sample (check.FP32; LNBackwardTolerance of that sample alone, so that a sample at 1e30 beside
+// one at 1 is held to its own scale), dweight and dbias over all samples (LNBackwardTolerance), with
+// the float64 references. It returns the forward step the op ran.
+func checkLNOpScaled(t *testing.T, env *lab.Env, N, M int, xScale, dyScale []float32, seed uint64) string {
+	t.Helper()
+	xs, dys := Uniform(F32, N*M, -1, 1, seed), Uniform(F32, N*M, -1, 1, seed+3)
+	for n := range N {
+		for j := n * M; j < (n+1)*M; j++ {
+			xs[j] *= xScale[n]
+			dys[j] *= dyScale[n]
+		}
+	}
+	r, err := lnOpRun(env, xs, dys, []int{N, M}, 1, seed)
+	if err != nil {
+		t.Fatalf("(%d, %d), x scales %v: %v", N, M, xScale, err)
+	}
+	for n := range N {
+		x, dy := r.X[n*M:(n+1)*M], r.DY[n*M:(n+1)*M]
+		y, _, _ := LayerNormSample(x, r.W, r.B, LNEps)
+		if c := check.Compare(r.Got[0][n*M:(n+1)*M], y, check.FP32); !c.OK {
+			t.Errorf("(%d, %d) with %v: y of sample %d (x near %g): %v", N, M, r.Launches, n, xScale[n], c.Err())
+		}
+		dx, _, _ := LayerNormBackward(x, r.W, dy, 1, M, LNEps)
+		if c := check.Compare(r.Got[1][n*M:(n+1)*M], dx, LNBackwardTolerance(x, r.W, dy, 1, M)); !c.OK {
+			t.Errorf("(%d, %d) with %v: dx of sample %d (x near %g, dy near %g): %v", N, M, r.Launches, n, xScale[n], dyScale[n], c.Err())
+		}
+	}
+	_, dw, db := LayerNormBackward(r.X, r.W, r.DY, N, M, LNEps)
+	tol := LNBackwardTolerance(r.X, r.W, r.DY, N, M)
+	if c := check.Compare(r.Got[2], dw, tol); !c.OK {
+		t.Errorf("(%d, %d) with %v, x scales %v: dweight: %v", N, M, r.Launches, xScale, c.Err())
+	}
+	if c := check.Compare(r.Got[3], db, tol); !c.OK {
+		t.Errorf("(%d, %d) with %v, x scales %v: dbias: %v", N, M, r.Launches, xScale, c.Err())
+	}
+	if want := ForwardStep(env.Session.Device, N, M, true).Name; len(r.Launches) != 2 || r.Launches[0] != want {
+		t.Errorf("(%d, %d) ran %v, want %s then the backward", N, M, r.Launches, want)
+	}
+	if len(r.Launches) == 0 {
+		return ""
+	}
+	return r.Launches[0]
+}
+
+// The op is exact over float32's whole range on every path of its dispatch, forward and backward:
+// samples at every scale from 1e-30 to 1e30 (from 1e20 their squared deviations overflow float32)
+// against the float64 layer norm and its backward.
+func TestLayerNormOpRange(t *testing.T) {
 	env := labtest.Open(t)
-	for i, M := range []int{768, 1001, 65540, 300001} {
-		xs := Uniform(F32, 2*M, -1, 1, uint64(1020+i))
-		for j := range M {
-			xs[j] *= 1e20
+	ran := map[string]bool{}
+	for i, sh := range lnPathShapes {
+		N, M := sh[0], sh[1]
+		for k, scale := range lnScales {
+			ran[checkLNOpScaled(t, env, N, M, slices.Repeat([]float32{scale}, N), slices.Repeat([]float32{1}, N), uint64(1100+100*i+k))] = true
 		}
-		x := autograd.New("x", check.Float64s(xs), 2, M)
-		_, w, b := LNOpInputs([]int{2, M}, 1, uint64(1030+i))
-		op, err := NewLayerNormOp(env, 1)
-		if err != nil {
-			t.Fatal(err)
+	}
+	for _, s := range []LNStep{LNSteps[2], LNSteps[3], LNSteps[4], LNSteps[5]} {
+		if !ran[s.Name] {
+			t.Errorf("the layer norm op never ran %s (it ran %v)", s.Name, ran)
 		}
-		op.Poison = true
-		tp := autograd.NewTape()
-		y, err := tp.Apply(op, x, w, b)
-		if err != nil {
-			t.Fatalf("(2, %d): %v", M, err)
-		}
-		got, err := y.Values()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i := slices.IndexFunc(got[:M], func(v float64) bool { return v == v }); i >= 0 {
-			t.Errorf("(2, %d) with %v: y[0][%d] = %g for a sample whose variance overflows float32, want NaN", M, op.Launches, i, got[i])
-		}
-		wv, _ := w.Values()
-		bv, _ := b.Values()
-		want, _, _ := LayerNormSample(xs[M:], float32sOf(wv), float32sOf(bv), LNEps)
-		if r := check.Compare(got[M:], want, check.FP32); !r.OK {
-			t.Errorf("(2, %d) with %v: the sample in range: %v", M, op.Launches, r.Err())
-		}
-		tp.Free()
-		op.Free()
 	}
 }
 
-func float32sOf(v []float64) []float32 {
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(x)
+// Samples whose squared deviations overflow float32 (near 1e30 and 1e20) beside an ordinary one, on
+// every path of the op's dispatch: each comes out exact, never NaN and never silently the bias,
+// and the backward stays finite and exact with dy near 1e30 on the sample near 1e30 (dy w (x - mean)
+// would be 1e60).
+func TestLayerNormOpOutOfRange(t *testing.T) {
+	env := labtest.Open(t)
+	for i, sh := range lnPathShapes {
+		checkLNOpScaled(t, env, 3, sh[1], []float32{1e30, 1, 1e20}, []float32{1e30, 1, 1}, uint64(1020+i))
 	}
-	return out
 }

@@ -405,7 +405,7 @@ func (p *LNProblem) Launcher(s LNStep, code string) (func() error, LNPlan, error
 			return nil, plan, err
 		}
 		ls = []launch{{ks[0], grid, []any{p.X, p.Partials, M, P, plan.Vec}},
-			{ks[1], gpu.Config{Grid: gpu.D1(p.N), Block: gpu.D1(256)}, []any{p.Partials, p.Mean, p.Rstd, M, P, eps}}}
+			{ks[1], gpu.Config{Grid: gpu.D1(p.N), Block: gpu.D1(256)}, []any{p.Partials, p.X, p.Mean, p.Rstd, M, P, eps}}}
 		if s.Name == LNSteps[2].Name {
 			ls = append(ls, launch{ks[2], grid, []any{p.X, p.W, p.B, p.Y, p.Mean, p.Rstd, M, P, plan.Vec}})
 			break

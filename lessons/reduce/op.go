@@ -18,8 +18,11 @@ import (
 // where it fits in all SMs, step 4 where float4 applies, step 3 otherwise) and the backward runs l7_backward.cu (float4 or single floats).
 // No sample (a leading dimension of 0) launches nothing. Tensors are float32 on the device; host
 // inputs are uploaded on first use. Free releases the statistics the op keeps for its backward.
-// Constant samples give the bias; a sample whose squared deviations overflow float32 (deviations
-// from its mean beyond about 1.8e19) comes out NaN in y and dx, never silently the bias.
+// Constant samples give the bias. It is exact over float32's range: a sample whose squared
+// deviations overflow float32 (deviations from its mean beyond about 1.8e19) takes the kernels' slow
+// path, its variance summed again rescaled by 2^-80 (layer norm is scale-invariant apart from eps,
+// negligible there). A sample with an inf or NaN entry comes out NaN in y and dx as in PyTorch;
+// one whose sum overflows float32 (|x| M past 3.4e38) comes out non-finite, never silently the bias.
 type LayerNormOp struct {
 	env  *lab.Env
 	Dims int
@@ -301,6 +304,40 @@ func LNOpCheck(env *lab.Env, shape []int, dims int, seed uint64) (LNOpResult, er
 // and dy are LNOpCheck's.
 func LNOpCheckOn(env *lab.Env, xs []float32, shape []int, dims int, seed uint64) (LNOpResult, error) {
 	res := LNOpResult{Shape: shape, Dims: dims}
+	run, err := lnOpRun(env, xs, nil, shape, dims, seed)
+	if err != nil {
+		return res, err
+	}
+	res.Launches = run.Launches
+	N, M := run.N, run.M
+	var want []float64
+	for n := 0; n < N; n++ {
+		yn, _, _ := LayerNormSample(run.X[n*M:(n+1)*M], run.W, run.B, LNEps)
+		want = append(want, yn...)
+	}
+	dx, dw, db := LayerNormBackward(run.X, run.W, run.DY, N, M, LNEps)
+	res.Y = check.Compare(run.Got[0], want, check.FP32)
+	btol := LNBackwardTolerance(run.X, run.W, run.DY, N, M)
+	res.DX = check.Compare(run.Got[1], dx, btol)
+	res.DW = check.Compare(run.Got[2], dw, btol)
+	res.DB = check.Compare(run.Got[3], db, btol)
+	return res, nil
+}
+
+// lnOpRunResult is one forward and backward of the op through a tape: its inputs as float32
+// (N samples of M) and its outputs y, dx, dweight, dbias, read back.
+type lnOpRunResult struct {
+	N, M        int
+	X, W, B, DY []float32
+	Got         [4][]float64
+	Launches    []string
+}
+
+// lnOpRun runs the GPU op (poisoned outputs) through a tape on x (xs, or LNOpInputs's uniform
+// values when nil) with LNOpInputs's weight and bias, and the backward with dy (dys, or uniform in
+// [-1, 1) when nil), and reads y and the three gradients back.
+func lnOpRun(env *lab.Env, xs, dys []float32, shape []int, dims int, seed uint64) (lnOpRunResult, error) {
+	var res lnOpRunResult
 	op, err := NewLayerNormOp(env, dims)
 	if err != nil {
 		return res, err
@@ -318,14 +355,20 @@ func LNOpCheckOn(env *lab.Env, xs []float32, shape []int, dims int, seed uint64)
 	if err != nil {
 		return res, err
 	}
-	dy := Uniform(F32, N*M, -1, 1, seed+3)
+	res.N, res.M = N, M
+	res.DY = dys
+	if dys == nil {
+		res.DY = Uniform(F32, N*M, -1, 1, seed+3)
+	} else if len(dys) != N*M {
+		return res, fmt.Errorf("layer norm check: %d values for dy of shape %v", len(dys), shape)
+	}
 	tp := autograd.NewTape()
 	defer tp.Free()
 	y, err := tp.Apply(op, x, w, b)
 	if err != nil {
 		return res, err
 	}
-	if err := tp.BackwardWith(y, autograd.New("dy", check.Float64s(dy), shape...)); err != nil {
+	if err := tp.BackwardWith(y, autograd.New("dy", check.Float64s(res.DY), shape...)); err != nil {
 		return res, err
 	}
 	res.Launches = op.Launches
@@ -333,9 +376,8 @@ func LNOpCheckOn(env *lab.Env, xs []float32, shape []int, dims int, seed uint64)
 		defer t.Grad.Free()
 		defer t.Free()
 	}
-	var got [4][]float64
 	for i, t := range []*autograd.Tensor{y, x.Grad, w.Grad, b.Grad} {
-		if got[i], err = t.Values(); err != nil {
+		if res.Got[i], err = t.Values(); err != nil {
 			return res, err
 		}
 	}
@@ -347,18 +389,7 @@ func LNOpCheckOn(env *lab.Env, xs []float32, shape []int, dims int, seed uint64)
 		}
 		return out
 	}
-	xv, wv, bv := f32(x), f32(w), f32(b)
-	var want []float64
-	for n := 0; n < N; n++ {
-		yn, _, _ := LayerNormSample(xv[n*M:(n+1)*M], wv, bv, LNEps)
-		want = append(want, yn...)
-	}
-	dx, dw, db := LayerNormBackward(xv, wv, dy, N, M, LNEps)
-	res.Y = check.Compare(got[0], want, check.FP32)
-	btol := LNBackwardTolerance(xv, wv, dy, N, M)
-	res.DX = check.Compare(got[1], dx, btol)
-	res.DW = check.Compare(got[2], dw, btol)
-	res.DB = check.Compare(got[3], db, btol)
+	res.X, res.W, res.B = f32(x), f32(w), f32(b)
 	return res, nil
 }
 

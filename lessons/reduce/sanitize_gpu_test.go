@@ -30,8 +30,9 @@ import (
 //     per SM: two samples, each held by a team of half the SMs meeting at a grid barrier);
 //   - the backward on its float4 and single-float paths (a misaligned view, M = 1, several blocks
 //     per sample), the LayerNormOp on each path of its dispatch that small shapes reach (steps 5,
-//     6 and 3; it picks step 4 only for samples of millions of floats, which step 4 runs above) and
-//     a finite-difference gradient check through it;
+//     6 and 3; it picks step 4 only for samples of millions of floats, which step 4 runs above),
+//     a finite-difference gradient check through it, and a sample near 1e30 on steps 5, 6 and 3
+//     (the slow path of their statistics, for squared deviations past float32's range);
 //   - both exercises' solutions through the exercises' launch (their own checks also run the
 //     article's shape and time it), and exercise 2's starter, whose wrong merge the check must fail;
 //   - softmax steps 8, 8b and 9 on long rows, rows off multiples of 4, views off 16 bytes and x
@@ -135,6 +136,12 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 	gradcheckLNOp(t, env, []int{3, 7}, 1, 150, 4)
+	// A sample near 1e30 (its squared deviations overflow float32) beside an ordinary one, dy near
+	// 1e30 on it: the forward's slow path on step 5's warp and block kernels, step 6 and step 3's
+	// finalize, and the backward's sums on it.
+	for i, M := range []int{768, 1030, long, long + 1} {
+		checkLNOpScaled(t, env, 2, M, []float32{1e30, 1}, []float32{1e30, 1}, uint64(155+i))
+	}
 
 	ran = append(ran, sanitizeExercises(t, env)...)
 	sanitizeCounters(t, env)
