@@ -1,5 +1,5 @@
 // Command profile records the Nsight Compute profiles the notebooks show: for each lesson, the
-// steps whose claim matters most (Targets), each run once by the lesson's own Try cell in a child
+// steps whose claim matters most (nsight.Targets), each run once by the lesson's own Try cell in a child
 // process under ncu, with the sections that answer the lesson's question and the warp stall
 // reasons. It writes <out>/<lesson>.json per lesson (helpers/nsight.File, with a receipt) and
 // prints each lesson's table. It needs a GPU, ncu (the CUDA toolkit's) and permission to read the
