@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -176,7 +177,7 @@ func TestNotebooksInBrowser(t *testing.T) {
 		name := filepath.Base(path)
 		t.Run(strings.TrimSuffix(name, ".ipynb"), func(t *testing.T) {
 			lim := limits{Load: 2 * time.Minute, Run: s.runLimit(t), Logf: t.Logf}
-			want := check{Banner: s.banner(), Rendering: true, Checker: s.checker()}
+			want := check{Banner: s.banner(), Rendering: true, Checker: s.checker(), SASS: walksSteps(t, path)}
 			if name == mistakesNotebook {
 				// Its outputs are messages and compile reports: no plot; each mistake says its own.
 				want.Rendering, want.Says = false, mistakesSay(s.mode)
@@ -199,6 +200,19 @@ func TestNotebooksInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "times.txt"), []byte(strings.Join(times, "\n")+"\n"), 0o644); err != nil {
 		t.Error(err)
 	}
+}
+
+// walkCall is a lesson's Walk called in a cell: it shows each step's SASS count table.
+var walkCall = regexp.MustCompile(`\b[a-z]+\.Walk\(env\b`)
+
+// walksSteps reports whether the notebook at path walks its lesson's steps (a cell calls a lesson's
+// Walk), so that its page must show a SASS count table.
+func walksSteps(t *testing.T, path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return walkCall.Match(b)
 }
 
 // mistakesNotebook makes the common mistakes of a reader's kernel on purpose.
@@ -401,4 +415,15 @@ func brokenCopy(t *testing.T, root, dir string) (string, int) {
 		t.Fatal(err)
 	}
 	return name, broken
+}
+
+// The notebooks that walk their steps are the ones that must show a SASS table: 00 walks vecadd's
+// steps, the mistakes notebook only tries kernels.
+func TestWalksSteps(t *testing.T) {
+	if !walksSteps(t, "00_setup.ipynb") || !walksSteps(t, "03_matmul.ipynb") {
+		t.Error("00 and 03 walk their steps")
+	}
+	if walksSteps(t, mistakesNotebook) {
+		t.Error("the mistakes notebook walks no step")
+	}
 }

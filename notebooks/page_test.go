@@ -82,6 +82,8 @@ type check struct {
 	Checker   []string // the command of .ci/check_notebook.py, run on the executed copy (none when empty)
 	// Says are texts that must appear in the outputs of the code cells whose source holds a marker.
 	Says []cellSays
+	// SASS asks for at least one SASS count table (helpers/sass's view, as Walk shows it).
+	SASS bool
 }
 
 // cellSays is what the code cells whose source contains Marker must show in their outputs.
@@ -275,6 +277,12 @@ const (
   return {plots: plots.length, tables: tables.length, banner: banner};
 })`
 
+	// jsSASSTables counts the SASS count tables in the outputs: helpers/sass's view is a <details>
+	// whose summary starts with "SASS of " and which holds the count table (collapsed: in the page,
+	// not laid out).
+	jsSASSTables = `Array.from(document.querySelectorAll('#notebook .output_subarea details > summary'))
+  .filter((s) => s.textContent.trim().startsWith('SASS of ') && s.parentElement.querySelector('table tr + tr, table tbody tr')).length`
+
 	jsNotebookJSON = `JSON.stringify(Jupyter.notebook.toJSON(), null, 1)`
 
 	jsTop = `(() => { const s = document.getElementById('site'); if (s) s.scrollTop = 0; window.scrollTo(0, 0); return true; })()`
@@ -427,6 +435,11 @@ func runNotebook(bctx context.Context, s target, dir, name string, lim limits, w
 	if want.Rendering && r.Tables == 0 {
 		problems = append(problems, "no table rendered")
 	}
+	if want.SASS {
+		if p := missingSASS(tctx); p != "" {
+			problems = append(problems, p)
+		}
+	}
 
 	stem := strings.TrimSuffix(filepath.Base(name), ".ipynb")
 	shot, err := screenshot(tctx, "")
@@ -491,6 +504,18 @@ type (
 		Banner string `json:"banner"`
 	}
 )
+
+// missingSASS is the problem of a page that shows no SASS count table, or "".
+func missingSASS(ctx context.Context) string {
+	n, err := eval[int](ctx, jsSASSTables)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("counting the SASS tables: %v", err)
+	case n == 0:
+		return "no SASS count table (a <details> whose summary starts with \"SASS of \", holding a table) in the outputs"
+	}
+	return ""
+}
 
 // eval evaluates a JavaScript expression in the page and decodes its JSON value.
 func eval[T any](ctx context.Context, js string) (T, error) {

@@ -1,5 +1,5 @@
 // Command profile records the Nsight Compute profiles the notebooks show: for each lesson, the
-// steps whose claim matters most (Targets), each run once by the lesson's own Try cell in a child
+// steps whose claim matters most (nsight.Targets), each run once by the lesson's own Try cell in a child
 // process under ncu, with the sections that answer the lesson's question and the warp stall
 // reasons. It writes <out>/<lesson>.json per lesson (helpers/nsight.File, with a receipt) and
 // prints each lesson's table. It needs a GPU, ncu (the CUDA toolkit's) and permission to read the
@@ -10,8 +10,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -19,9 +17,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -95,7 +90,7 @@ func run(out, only string, timeout time.Duration) error {
 			want[id] = true
 		}
 	}
-	known := availableMetrics(tool)
+	known := nsight.KnownMetrics(tool)
 	receipt := nsight.Receipt{NCU: tool.String(), Date: time.Now().UTC().Format(time.RFC3339), Commit: record.ProjectCommit(),
 		Command: self + " -" + childFlag + " <lesson>/<step> (the lesson's Try cell, quick method), under ncu"}
 	receipt.GPU, receipt.Driver = gpuName()
@@ -103,7 +98,7 @@ func run(out, only string, timeout time.Duration) error {
 	files := map[string]*nsight.File{}
 	var order []string
 	failed := 0
-	for _, t := range Targets {
+	for _, t := range nsight.Targets {
 		if len(want) > 0 && !want[t.Lesson] {
 			continue
 		}
@@ -143,115 +138,20 @@ func run(out, only string, timeout time.Duration) error {
 	return nil
 }
 
-// profile runs one target under ncu and keeps its largest launch. Metrics this ncu lacks are
-// dropped before; when ncu still fails, it tries again with the sections alone and says so.
-func profile(t Target, self string, known map[string]bool, timeout time.Duration) (*nsight.Profile, error) {
-	metrics, dropped := pickMetrics(t, known)
-	opts := nsight.Options{Kernel: t.Kernel, LaunchCount: max(1, t.Launches), Sections: t.Sections,
-		Metrics: append(metrics, nsight.StallMetrics), Env: []string{lab.QuickEnv + "=1"}}
+// profile runs one target under ncu (nsight.Collect: the metrics this ncu knows, the sections
+// alone if they fail, the largest launch).
+func profile(t nsight.Target, self string, known map[string]bool, timeout time.Duration) (*nsight.Profile, error) {
 	argv := []string{self, "-" + childFlag, t.Lesson + "/" + t.Step}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	res, err := nsight.Run(ctx, opts, argv)
-	note := ""
-	if len(dropped) > 0 {
-		note = "Not collected (this Nsight Compute has no such metric): " + strings.Join(dropped, ", ") + "."
-	}
-	var ce *nsight.CountersError
-	if err != nil && !errors.As(err, &ce) && ctx.Err() == nil {
-		first := err
-		opts.Metrics = nil
-		res, err = nsight.Run(ctx, opts, argv)
-		if err == nil {
-			note = strings.TrimSpace(note + " The extra metrics made ncu fail, so only the sections were collected: " + firstLine(first.Error()))
+	return nsight.Collect(t, known, func(opts nsight.Options) (*nsight.Result, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		opts.Env = append(opts.Env, lab.QuickEnv+"=1")
+		res, err := nsight.Run(ctx, opts, argv)
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("%s %s: %w after %s", t.Lesson, t.Step, ctx.Err(), timeout)
 		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	k := largest(res.Kernels)
-	return &nsight.Profile{Step: t.Step, Question: t.Question, Kernel: k, Sections: t.Sections, Note: note}, nil
-}
-
-func firstLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}
-
-// largest is the profiled launch with the most threads (grid times block): the lesson's own shape,
-// not the small shapes a Try cell checks first.
-func largest(ks []nsight.Kernel) nsight.Kernel {
-	best, bestN := ks[0], -1
-	for _, k := range ks {
-		if n := threads(k.Grid) * threads(k.Block); n > bestN {
-			best, bestN = k, n
-		}
-	}
-	return best
-}
-
-var dims = regexp.MustCompile(`\d+`)
-
-// threads multiplies the numbers of "(256, 1, 1)".
-func threads(s string) int {
-	n := 1
-	for _, d := range dims.FindAllString(s, -1) {
-		v, _ := strconv.Atoi(d)
-		n *= v
-	}
-	return n
-}
-
-// pickMetrics keeps the target's metrics whose base name this ncu knows (all of them when the list
-// of known metrics could not be read) and adds the .sum of every known base name that Like matches
-// (at most 6).
-func pickMetrics(t Target, known map[string]bool) (keep, dropped []string) {
-	for _, m := range t.Metrics {
-		base, _, _ := strings.Cut(m, ".")
-		if known == nil || known[base] {
-			keep = append(keep, m)
-		} else {
-			dropped = append(dropped, m)
-		}
-	}
-	if known == nil || len(t.Like) == 0 {
-		return keep, dropped
-	}
-	var like []string
-	for base := range known {
-		for _, l := range t.Like {
-			if strings.Contains(base, l) && strings.Contains(base, "bytes") {
-				like = append(like, base+".sum")
-				break
-			}
-		}
-	}
-	slices.Sort(like)
-	if len(like) > 6 {
-		like = like[:6]
-	}
-	return append(keep, like...), dropped
-}
-
-// availableMetrics lists the base metric names ncu knows for GPU 0 (ncu --query-metrics), or nil
-// when it cannot say.
-func availableMetrics(tool nsight.Tool) map[string]bool {
-	out, err := exec.Command(tool.Path, "--query-metrics", "--devices", "0").Output()
-	if err != nil {
-		return nil
-	}
-	known := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) > 0 && strings.Contains(f[0], "__") {
-			known[f[0]] = true
-		}
-	}
-	if len(known) == 0 {
-		return nil
-	}
-	return known
+		return res, err
+	})
 }
 
 // gpuName asks nvidia-smi for GPU 0's name and the driver's version.

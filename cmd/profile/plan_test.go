@@ -15,7 +15,7 @@ var kernelDecl = regexp.MustCompile(`__global__\s+void\s+(?:__\w+__\s*\([^)]*\)\
 // declared in that lesson's sources: a typo would profile nothing on the GPU.
 func TestTargetsExist(t *testing.T) {
 	seen := map[string]bool{}
-	for _, tg := range Targets {
+	for _, tg := range nsight.Targets {
 		l, ok := lessonByID(tg.Lesson)
 		if !ok {
 			t.Errorf("target %s/%s: no lesson", tg.Lesson, tg.Step)
@@ -52,21 +52,5 @@ func TestTargetsExist(t *testing.T) {
 		if !seen[id] {
 			t.Errorf("no profile of %s", id)
 		}
-	}
-}
-
-func TestLargestLaunchAndMetricPick(t *testing.T) {
-	ks := []nsight.Kernel{{ID: 0, Grid: "(1, 1, 1)", Block: "(256, 1, 1)"}, {ID: 1, Grid: "(128, 64, 1)", Block: "(256, 1, 1)"}, {ID: 2, Grid: "(4, 1, 1)", Block: "(256, 1, 1)"}}
-	if k := largest(ks); k.ID != 1 {
-		t.Errorf("largest launch %d, want 1", k.ID)
-	}
-	tg := Target{Metrics: []string{"dram__bytes_read.sum", "made_up__metric.sum"}, Like: []string{"dsmem"}}
-	known := map[string]bool{"dram__bytes_read": true, "l1tex__m_dsmem_bytes": true, "l1tex__dsmem_requests": true}
-	keep, dropped := pickMetrics(tg, known)
-	if len(keep) != 2 || keep[0] != "dram__bytes_read.sum" || keep[1] != "l1tex__m_dsmem_bytes.sum" || len(dropped) != 1 {
-		t.Errorf("kept %v, dropped %v", keep, dropped)
-	}
-	if keep, _ := pickMetrics(tg, nil); len(keep) != 2 {
-		t.Errorf("without the list of known metrics every metric asked is kept: %v", keep)
 	}
 }

@@ -101,7 +101,7 @@ func TestSanitizeReport(t *testing.T) {
 =========     by thread (255,0,0) in block (4095,0,0)
 =========     Address 0x7f3a40000000 is out of bounds
 =========
-sanitize-run: the check passed
+rerun-child: the check passed
 ========= ERROR SUMMARY: 1 error
 `
 	msg := SanitizeReport("your naive", "memcheck", code, rerun.Result{Output: out, Took: 2 * time.Second})

@@ -52,16 +52,13 @@ func (e *Env) Sanitize(t Trial, code, tool string) error {
 		return fmt.Errorf("compute-sanitizer tool %q: the tools are %s", tool, strings.Join(SanitizeTools, ", "))
 	}
 	if rerun.Task() == sanitizeTask {
-		sanitizeChild(e, t, code) // does not return
+		runOnce(e, t, code, SanitizeLimit) // does not return
 	}
 	if t.Close != nil {
 		defer t.Close()
 	}
-	who := "the original " + t.Step
-	if code != "" {
-		who = "your " + t.Step
-	}
-	if err := e.asReader(code != "", func() error { _, err := t.Compile(code); return err }); err != nil {
+	who, _, err := e.compileForTool(t, code)
+	if err != nil {
 		return err
 	}
 	if !e.GPU() {
@@ -116,40 +113,6 @@ func SanitizeReport(who, tool, code string, res rerun.Result) string {
 		b.WriteString("\n\nThe run's own result: " + line)
 	}
 	return b.String()
-}
-
-// childPrefix starts the line the child writes with its check's outcome.
-const childPrefix = "sanitize-run: "
-
-// sanitizeChild is Sanitize in the child process: the check once, its outcome on one line, exit.
-func sanitizeChild(e *Env, t Trial, code string) {
-	err := e.asReader(code != "", func() error {
-		if !e.GPU() {
-			return fmt.Errorf("no GPU in the child process (%s)", e.Mode)
-		}
-		// A wait under the tool may take long, but not for ever: a kernel that never ends ends
-		// this child even if its parent is gone.
-		defer e.Session.GuardWaits(func(int) time.Duration { return SanitizeLimit }, func(pending []gpu.LaunchInfo, waited, _ time.Duration) {
-			fmt.Printf("%s%s\n", childPrefix, TimeoutMessage(t.Step, waited, 0, pending))
-		})()
-		_, err := t.Measure(code)
-		return err
-	})
-	if err != nil {
-		fmt.Printf("%s%s\n", childPrefix, strings.ReplaceAll(err.Error(), "\n", " "))
-		os.Exit(1)
-	}
-	fmt.Printf("%sthe check passed\n", childPrefix)
-	os.Exit(0)
-}
-
-func childLine(out string) string {
-	for _, l := range strings.Split(out, "\n") {
-		if s, ok := strings.CutPrefix(l, childPrefix); ok {
-			return s
-		}
-	}
-	return ""
 }
 
 func tail(s string, n int) string {

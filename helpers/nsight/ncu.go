@@ -162,16 +162,32 @@ func Run(ctx context.Context, opts Options, argv []string) (*Result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
-	res := &Result{Tool: tool, Command: append([]string{tool.Path}, full...), Log: profLines(stdout.String() + "\n" + stderr.String())}
-	if strings.Contains(stdout.String()+stderr.String(), "ERR_NVGPUCTRPERM") {
-		return res, &CountersError{Log: res.Log}
+	res, perr := Parse(tool, append([]string{tool.Path}, full...), stdout.String()+"\n"+stderr.String())
+	var ce *CountersError
+	if errors.As(perr, &ce) {
+		return res, perr
 	}
-	kernels, perr := ParseCSV(stdout.String())
 	if runErr != nil {
 		return res, fmt.Errorf("ncu %s: %v\n%s", strings.Join(argv, " "), runErr, tail(res.Log+"\n"+stderr.String(), 2000))
 	}
 	if perr != nil {
-		return res, fmt.Errorf("ncu %s: %w\n%s", strings.Join(argv, " "), perr, tail(res.Log, 2000))
+		return res, fmt.Errorf("ncu %s: %w", strings.Join(argv, " "), perr)
+	}
+	return res, nil
+}
+
+// Parse reads what a run under ncu printed (its CSV details page, its messages, the program's own
+// lines between them): the profiled kernels, or a *CountersError when the counters are
+// restricted, or an error with ncu's messages when it profiled nothing. command is the command line
+// that ran, for the Result.
+func Parse(tool Tool, command []string, output string) (*Result, error) {
+	res := &Result{Tool: tool, Command: command, Log: profLines(output)}
+	if strings.Contains(output, "ERR_NVGPUCTRPERM") {
+		return res, &CountersError{Log: res.Log}
+	}
+	kernels, err := ParseCSV(output)
+	if err != nil {
+		return res, fmt.Errorf("%w\n%s", err, tail(res.Log, 2000))
 	}
 	res.Kernels = kernels
 	return res, nil

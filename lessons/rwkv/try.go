@@ -105,6 +105,18 @@ func Sanitize(env *lab.Env, step, code, tool string) error {
 	return env.Sanitize(t, code, tool)
 }
 
+// Profile runs the original step once under Nsight Compute, and the reader's code once more when
+// code is not empty (lab.Env.Profile), each in a child process, with the sections that answer the
+// lesson's question, and shows both profiles side by side and their warp stall reasons: Try's cell
+// with Try replaced by Profile.
+func Profile(env *lab.Env, step, code string) error {
+	t, err := Trial(env, step)
+	if err != nil {
+		return err
+	}
+	return env.Profile(t, code)
+}
+
 func edited(rec record.Record, code string) record.Record {
 	if code != "" {
 		rec.Variant += " (your edit)"

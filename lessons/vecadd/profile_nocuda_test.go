@@ -1,0 +1,40 @@
+//go:build nocuda
+
+package vecadd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/show"
+)
+
+// Without a GPU, a Profile cell compiles the reader's float4 and says what profiling needs; a step
+// that does not exist is an error naming it.
+func TestProfileCellWithoutAGPU(t *testing.T) {
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	env, err := lab.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	var out bytes.Buffer
+	old := show.Out
+	show.Out = &out
+	defer func() { show.Out = old }()
+	code, err := readersFloat4()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Profile(env, "float4", code); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Your float4 compiled. Profiling it needs a GPU") {
+		t.Errorf("the cell says:\n%s", out.String())
+	}
+	if err := Profile(env, "float5", ""); err == nil || !strings.Contains(err.Error(), "float5") {
+		t.Errorf("an unknown step: %v", err)
+	}
+}
