@@ -350,3 +350,50 @@ func TestFigureRules(t *testing.T) {
 		t.Errorf("sentences: want 5, got %d: %q", len(got), got)
 	}
 }
+
+// TestGlossaryLinks: every link from a notebook's markdown into docs/GLOSSARY.md names an entry
+// that exists there, so a first use of a term always lands on its definition.
+func TestGlossaryLinks(t *testing.T) {
+	g, err := os.ReadFile(filepath.Join("..", "docs", "GLOSSARY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<a id="([\w-]+)"></a>`).FindAllStringSubmatch(string(g), -1) {
+		ids[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`\(#([\w-]+)\)`).FindAllStringSubmatch(string(g), -1) {
+		if !ids[m[1]] {
+			t.Errorf("docs/GLOSSARY.md links to #%s, which it does not define", m[1])
+		}
+	}
+	link := regexp.MustCompile(`\]\(\.\./docs/GLOSSARY\.md#([\w-]+)\)`)
+	paths, _ := filepath.Glob("[0-9][0-9]_*.ipynb")
+	links := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nb struct {
+			Cells []notebookCell `json:"cells"`
+		}
+		if err := json.Unmarshal(b, &nb); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for i, c := range nb.Cells {
+			if c.CellType != "markdown" {
+				continue
+			}
+			for _, m := range link.FindAllStringSubmatch(joinText(c.Source), -1) {
+				links++
+				if !ids[m[1]] {
+					t.Errorf("%s cell %d links to GLOSSARY.md#%s, which docs/GLOSSARY.md does not define", p, i, m[1])
+				}
+			}
+		}
+	}
+	if links == 0 {
+		t.Error("no notebook links to docs/GLOSSARY.md")
+	}
+}
