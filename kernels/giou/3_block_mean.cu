@@ -35,7 +35,7 @@ struct Box {
 // power of two that brings m under 2^16. GIoU is a ratio of areas, so it is the same in a frame
 // scaled by s (exactly: s is a power of two) with the clamp eps scaled by s^2, and its gradient
 // is s times the scaled frame's. Unscaled, a box at 1e20 has an area of 1e40, over float32's
-// 3.4e38: Inf / Inf gave a NaN loss for a finite box (issue 23). Coordinates must keep their
+// 3.4e38: Inf / Inf gave a NaN loss for a finite box. Coordinates must keep their
 // differences finite (|x| < 1.7e38).
 __device__ __forceinline__ float frame_scale(float m) {
     if (!(m > 65536.f) || isinf(m)) return 1.f;

@@ -181,7 +181,7 @@ func Generate(s Shape, seed uint64) *Batch {
 }
 
 // FarApart is a batch of 8 images of up to 32 boxes whose every prediction lies 6e4 right of and
-// 6e4 below its target (within half precision's range, for step 4): the GIoU gradient's terms (about 1e-3) cancel to about 1e-6 (issue 23).
+// 6e4 below its target (within half precision's range, for step 4): the GIoU gradient's terms (about 1e-3) cancel to about 1e-6.
 func FarApart() *Batch {
 	bt := Generate(Shape{B: 8, M: 32}, 11)
 	for i := 0; i < bt.Slots(); i++ {
@@ -195,7 +195,7 @@ func FarApart() *Batch {
 
 // HugeBoxes is a batch of 16 images of up to 8 boxes whose first six valid predictions are huge
 // but finite (at 1e20, inverted, of zero area, near float32's limit, long and thin): their areas
-// overflow float32 (issue 23).
+// overflow float32.
 func HugeBoxes() (*Batch, error) {
 	bt := Generate(Shape{B: 16, M: 8}, 24)
 	huge := [][4]float32{

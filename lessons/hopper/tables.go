@@ -141,7 +141,7 @@ func SweepTable(run *record.Run) show.Table {
 	return t
 }
 
-// Targets is the closing table: each target of issue 20 that this lesson's steps judge, with the
+// Targets is the closing table: each of the lesson's targets that its steps judge, with the
 // figure this run measured, and the targets of formats the lesson has no step for yet, not measured.
 func Targets(run *record.Run) show.Table {
 	t := show.NewTargets("Targets (H100, 4096^3)")
