@@ -92,8 +92,11 @@ func ParseCSV(text string) ([]Kernel, error) {
 		}
 		r := csv.NewReader(strings.NewReader(l))
 		r.LazyQuotes = true
+		r.FieldsPerRecord = -1
 		rec, err := r.Read()
-		if err != nil || len(rec) != len(header) {
+		// ncu 2025.3 leaves a metric row's empty rule columns off the end, so a row may be shorter
+		// than the header; it must still reach the metric's value.
+		if err != nil || len(rec) <= col["Metric Value"] || len(rec) > len(header) {
 			continue // a line of the program's own output that starts with a quote
 		}
 		id, err := strconv.Atoi(get(rec, "ID"))

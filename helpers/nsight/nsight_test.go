@@ -167,3 +167,35 @@ exit 1
 		t.Error("no command ran")
 	}
 }
+
+// testdata/details_h200_ncu2025.3.1.csv is a capture: Nsight Compute 2025.3.1 on an H200, the
+// float4 vector add of lesson 00 under `--csv --page details --print-units base`, first with the
+// SpeedOfLight section, then with the warp stall sampling metrics (two runs of the same launch, cut
+// to their first rows). ncu leaves a metric row's empty rule columns off, so its rows are shorter
+// than the header: the constructed sample above did not have that, and the parser skipped every row.
+func TestParseCSVCaptured(t *testing.T) {
+	b, err := os.ReadFile("testdata/details_h200_ncu2025.3.1.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := ParseCSV(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 1 || ks[0].Name != "add_float4" || ks[0].Grid != "(4224, 1, 1)" {
+		t.Fatalf("kernels %+v, want the one add_float4 launch", ks)
+	}
+	k := ks[0]
+	if v, ok := k.Value("DRAM Throughput"); !ok || v != 87.45 {
+		t.Errorf("DRAM Throughput %v %v, want 87.45", v, ok)
+	}
+	if v, ok := k.Value("Elapsed Cycles"); !ok || v != 273723 {
+		t.Errorf("Elapsed Cycles %v %v, want 273723", v, ok)
+	}
+	if v, ok := k.Value("smsp__pcsamp_warps_issue_stalled_long_scoreboard"); !ok || v != 16785 {
+		t.Errorf("long scoreboard stalls %v %v, want 16785", v, ok)
+	}
+	if _, ok := k.Metric("SOLBottleneck"); ok {
+		t.Error("a rule's row read as a metric")
+	}
+}
