@@ -1,0 +1,52 @@
+// Command diagrams draws the notebooks' diagrams (helpers/diagram) into notebooks/figures/, one SVG
+// file each. helpers/diagram's test fails when a committed file differs from what the code draws, so
+// run this after changing a diagram:
+//
+//	go run ./cmd/diagrams
+//
+// With -list it prints where each diagram goes instead: its name, the id of the markdown cell it
+// follows in its notebook, and its alt text.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cudalessons/cudalessons/helpers/diagram"
+)
+
+func main() {
+	out := flag.String("out", "notebooks/figures", "folder the SVG files go to")
+	list := flag.Bool("list", false, "print each diagram's name, the id of the notebook cell it follows and its alt text, tab-separated, and draw nothing")
+	flag.Parse()
+	if *list {
+		for _, f := range diagram.All() {
+			fmt.Printf("%s\t%s\t%s\n", f.Name, f.After, f.Alt)
+		}
+		return
+	}
+	if err := run(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "diagrams:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, f := range diagram.All() {
+		b, err := f.Draw()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+		path := filepath.Join(out, f.Name+".svg")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return err
+		}
+		fmt.Println("wrote", path)
+	}
+	return nil
+}
