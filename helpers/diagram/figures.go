@@ -552,7 +552,7 @@ func PoolWindows() ([]byte, error) {
 		fmt.Sprintf("%d by 2 and %d by 4.", count[2], count[4]),
 		"",
 		fmt.Sprintf("The region is (%d-1)·%d+%d by", th, stride, size),
-		fmt.Sprintf("(%d-1)·%d+%d = %d pixels.", tw, stride, size, H*W),
+		fmt.Sprintf("(%d-1)·%d+%d: %d x %d = %d pixels.", tw, stride, size, H, W, H*W),
 		"A neighbouring tile computes",
 		"the shared border row and",
 		"column again."} {
