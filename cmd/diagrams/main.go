@@ -4,6 +4,8 @@
 //
 //	go run ./cmd/diagrams
 //
+// With -place notebooks it also inserts a markdown cell showing each diagram that no cell shows yet,
+// right after the cell that explains the idea (only new cells: the others are left as they are).
 // With -list it prints where each diagram goes instead: its name, the id of the markdown cell it
 // follows in its notebook, and its alt text.
 package main
@@ -19,6 +21,7 @@ import (
 
 func main() {
 	out := flag.String("out", "notebooks/figures", "folder the SVG files go to")
+	notebooks := flag.String("place", "", "also insert a markdown cell showing each diagram that no cell shows yet into the notebooks of this folder (notebooks), after the cell it explains")
 	list := flag.Bool("list", false, "print each diagram's name, the id of the notebook cell it follows and its alt text, tab-separated, and draw nothing")
 	flag.Parse()
 	if *list {
@@ -30,6 +33,16 @@ func main() {
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "diagrams:", err)
 		os.Exit(1)
+	}
+	if *notebooks != "" {
+		placed, err := place(*notebooks, diagram.All())
+		for _, n := range placed {
+			fmt.Println("placed", n)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "diagrams:", err)
+			os.Exit(1)
+		}
 	}
 }
 
