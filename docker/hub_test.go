@@ -397,6 +397,7 @@ func TestValuesCopyHookNeverOverwrites(t *testing.T) {
 	if err := run(); err != nil {
 		t.Fatalf("first start: %v", err)
 	}
+	copiesFigures(t, fakeSrc, fakeDst, run)
 	for name, want := range map[string]string{"00_setup.ipynb": "image 00", "01_rwkv.ipynb": "image 01", "notes.txt": "(missing)"} {
 		if got := read(filepath.Join(fakeDst, name)); got != want {
 			t.Errorf("first start: %s/%s = %q, want %q", lessonsFolder, name, got, want)
@@ -456,5 +457,26 @@ func TestDockerfileServesZ2JH(t *testing.T) {
 	}
 	if !strings.Contains(string(compose), "dockerfile: docker/Dockerfile") {
 		t.Error("compose.yaml no longer builds docker/Dockerfile")
+	}
+}
+
+// copiesFigures checks that the copy hook (run) also copies the diagrams the notebooks' markdown
+// shows, notebooks/figures/*.svg, into the student's figures/ folder, without overwriting.
+func copiesFigures(t *testing.T, src, dst string, run func() error) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(src, "figures"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fig := filepath.Join(src, "figures", "00_coalescing.svg")
+	if err := os.WriteFile(fig, []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := run(); err != nil {
+			t.Fatalf("a start with a diagram in figures/ (run %d): %v", i+1, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dst, "figures", "00_coalescing.svg")); err != nil || string(b) != "<svg/>" {
+			t.Errorf("run %d: figures/00_coalescing.svg = %q, %v: want the image's copy", i+1, b, err)
+		}
 	}
 }

@@ -15,6 +15,7 @@
 package notebooks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,6 +26,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // suite is what every browser test needs: the project root, the browser and the mode.
@@ -426,4 +429,47 @@ func TestWalksSteps(t *testing.T) {
 	if walksSteps(t, mistakesNotebook) {
 		t.Error("the mistakes notebook walks no step")
 	}
+}
+
+// jsDiagram finds the first diagram of the page (a markdown cell's image from notebooks/figures/),
+// marks it for its screenshot and says whether it exists and whether it loaded (naturalWidth > 0).
+const jsDiagram = `(() => {
+  const img = document.querySelector('#notebook .text_cell_render img[src*="figures/"]');
+  if (!img) return {found: false, loaded: false, src: ''};
+  img.setAttribute('data-browser-test-diagram', '1');
+  return {found: true, loaded: img.complete && img.naturalWidth > 0, src: img.getAttribute('src')};
+})()`
+
+// diagramShot saves a screenshot of the notebook's first diagram as <stem>-diagram.png in out, after
+// checking that the image loaded. A notebook without diagrams gives no file and no error.
+func diagramShot(ctx context.Context, out, stem string) (string, error) {
+	type found struct {
+		Found, Loaded bool
+		Src           string
+	}
+	var d found
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		v, err := eval[found](ctx, jsDiagram)
+		if err != nil {
+			return "", fmt.Errorf("finding the first diagram: %w", err)
+		}
+		if d = v; !d.Found {
+			return "", nil
+		}
+		if d.Loaded {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("the diagram %s did not load (naturalWidth 0)", d.Src)
+		}
+		if err := chromedp.Do(ctx, chromedp.Sleep(300*time.Millisecond)); err != nil {
+			return "", err
+		}
+	}
+	shot, err := screenshot(ctx, `[data-browser-test-diagram]`)
+	if err != nil {
+		return "", fmt.Errorf("screenshot of the diagram %s: %w", d.Src, err)
+	}
+	return writeFile(out, stem+"-diagram.png", shot)
 }

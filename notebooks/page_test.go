@@ -460,6 +460,12 @@ func runNotebook(bctx context.Context, s target, dir, name string, lim limits, w
 		}
 	}
 
+	if f, err := diagramShot(tctx, out, stem); err != nil {
+		problems = append(problems, err.Error())
+	} else if f != "" {
+		run.Files = append(run.Files, f)
+	}
+
 	// The executed copy (never the notebook itself) goes through the suite's own notebook checks.
 	if doc, err := eval[string](tctx, jsNotebookJSON); err != nil {
 		problems = append(problems, fmt.Sprintf("reading the executed notebook: %v", err))

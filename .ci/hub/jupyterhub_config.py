@@ -69,12 +69,12 @@ def seat(spawner):
 
 
 def copy_notebooks(spawner):
-    """Copies every notebook missing from the user's ~/cudalessons, as the user, never overwriting."""
+    """Copies every notebook missing from the user's ~/cudalessons, and every diagram missing from its figures/, as the user, never overwriting."""
     pw = pwd.getpwnam(spawner.user.name)
     if not os.path.isdir(pw.pw_dir):
         raise RuntimeError("%s has no home folder (%s): create the account with one (useradd -m)" % (pw.pw_name, pw.pw_dir))
     src = os.path.join(hub_dir, "project", "notebooks")
-    script = '{ [ -d "$1" ] || mkdir -m 700 "$1"; } && n=0 && for f in "$2"/*.ipynb; do [ -e "$1/${f##*/}" ] || { cp "$f" "$1/" && n=$((n+1)); }; done && echo "$n"'
+    script = '{ [ -d "$1" ] || mkdir -m 700 "$1"; } && n=0 && for f in "$2"/*.ipynb; do [ -e "$1/${f##*/}" ] || { cp "$f" "$1/" && n=$((n+1)); }; done && { [ ! -d "$2/figures" ] || { mkdir -p "$1/figures" && for f in "$2"/figures/*.svg; do [ ! -f "$f" ] || [ -e "$1/figures/${f##*/}" ] || cp "$f" "$1/figures/" || exit 1; done; }; } && echo "$n"'
     done = subprocess.run(
         ["/bin/sh", "-c", script, "copy", os.path.join(pw.pw_dir, folder), src],
         user=pw.pw_uid, group=pw.pw_gid, extra_groups=[], cwd=pw.pw_dir,

@@ -3,33 +3,28 @@ package matmul
 import (
 	"fmt"
 
+	"github.com/cudalessons/cudalessons/helpers/diagram"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // Shared memory has 32 banks of 4-byte words; a wavefront serves at most one word per bank (every
 // lane that reads the same word gets it by broadcast). A warp's access therefore takes as many
-// wavefronts as the most distinct words any one bank holds. Wavefronts counts them; with no
-// conflict an access takes ceil(distinct words / 32) wavefronts.
+// wavefronts as the most distinct words any one bank holds (diagram.BankConflict, which also draws
+// the bank diagram of the lesson). Wavefronts counts them; with no conflict an access takes
+// ceil(distinct words / 32) wavefronts.
 
 // Wavefronts is the number of wavefronts of one warp access in which lane l touches width
 // consecutive 4-byte words from word address words[l]; ideal is the count without bank conflicts.
 func Wavefronts(words []int, width int) (got, ideal int) {
-	perBank := map[int]map[int]bool{}
+	var all []int
 	distinct := map[int]bool{}
 	for _, w0 := range words {
 		for w := w0; w < w0+width; w++ {
+			all = append(all, w)
 			distinct[w] = true
-			b := w % 32
-			if perBank[b] == nil {
-				perBank[b] = map[int]bool{}
-			}
-			perBank[b][w] = true
 		}
 	}
-	for _, ws := range perBank {
-		got = max(got, len(ws))
-	}
-	return got, (len(distinct) + 31) / 32
+	return diagram.BankConflict(all), (len(distinct) + 31) / 32
 }
 
 // Access is one shared-memory access of a step's kernel: the word address each lane of warp 0

@@ -1,0 +1,239 @@
+package diagram
+
+import (
+	"fmt"
+	"math"
+)
+
+// WarpSize is the number of threads in a warp.
+const WarpSize = 32
+
+// Transactions is what a warp's access costs the memory system: the distinct 32-byte sectors and
+// 128-byte lines its bytes fall in, and how many of the fetched bytes were asked for.
+type Transactions struct {
+	Sectors, Lines int
+	Useful, Moved  int // bytes asked for, bytes of the sectors fetched
+}
+
+// Coalesce counts the sectors and lines that a warp touches when lane i accesses the bytes
+// [addr[i], addr[i]+size).
+func Coalesce(addr []int, size int) Transactions {
+	sectors, lines, bytes := map[int]bool{}, map[int]bool{}, map[int]bool{}
+	for _, a := range addr {
+		for b := a; b < a+size; b++ {
+			sectors[b/32], lines[b/128], bytes[b] = true, true, true
+		}
+	}
+	return Transactions{Sectors: len(sectors), Lines: len(lines), Useful: len(bytes), Moved: 32 * len(sectors)}
+}
+
+// StridedAddrs is the byte address of each lane's element when lane i reads element i*stride of an
+// array of size-byte elements starting at byte 0.
+func StridedAddrs(stride, size int) []int {
+	a := make([]int, WarpSize)
+	for i := range a {
+		a[i] = i * stride * size
+	}
+	return a
+}
+
+// BankConflict is the number of passes (wavefronts) a warp's shared-memory access takes: 32 banks
+// of 4-byte words, and a bank serves one distinct word per pass (lanes reading the same word share
+// it). words are the word indices the warp touches.
+func BankConflict(words []int) int {
+	perBank := map[int]map[int]bool{}
+	for _, w := range words {
+		b := w % 32
+		if perBank[b] == nil {
+			perBank[b] = map[int]bool{}
+		}
+		perBank[b][w] = true
+	}
+	most := 0
+	for _, ws := range perBank {
+		most = max(most, len(ws))
+	}
+	return most
+}
+
+// Swizzle is where the XOR swizzle stores 16-byte chunk c (0..7) of row r: chunk c XOR (r mod 8).
+func Swizzle(r, c int) int { return c ^ (r % 8) }
+
+// ChunkWords are the four word indices of 16-byte chunk c of row r in a tile whose rows are
+// rowWords 4-byte words long, swizzled or not.
+func ChunkWords(r, c, rowWords int, swizzled bool) []int {
+	if swizzled {
+		c = Swizzle(r, c)
+	}
+	base := r*rowWords + 4*c
+	return []int{base, base + 1, base + 2, base + 3}
+}
+
+// WarpTileLane is the lane of step 7's warp that owns element (r, c) of its 64 x 32 warp tile:
+// lanes form an 8 x 4 grid, lane (lm, ln) = (lane & 7, lane >> 3) owning rows lm + 8i and the
+// columns 4ln..4ln+3 and 16+4ln..16+4ln+3.
+func WarpTileLane(r, c int) int { return r%8 + 8*((c%16)/4) }
+
+// Fragment places one register of one lane in a tile: element (Row, Col).
+type Fragment struct{ Row, Col int }
+
+// MmaA is the element of the 16 x 8 A tile that register i (0..3) of lane holds in
+// mma.sync.m16n8k8 with .tf32 inputs (PTX ISA, "Matrix Fragments for mma.m16n8k8"): groupID =
+// lane >> 2, threadID_in_group = lane % 4; row groupID (+8 for a1, a3), column threadID_in_group
+// (+4 for a2, a3).
+func MmaA(lane, i int) Fragment {
+	g, t := lane>>2, lane%4
+	return Fragment{Row: g + 8*(i&1), Col: t + 4*(i>>1)}
+}
+
+// MmaB is the element of the 8 x 8 B tile that register i (0..1) of lane holds: row
+// threadID_in_group (+4 for b1), column groupID.
+func MmaB(lane, i int) Fragment {
+	g, t := lane>>2, lane%4
+	return Fragment{Row: t + 4*i, Col: g}
+}
+
+// MmaC is the element of the 16 x 8 float32 accumulator that register i (0..3) of lane holds: row
+// groupID (+8 for c2, c3), column 2·threadID_in_group + (i & 1).
+func MmaC(lane, i int) Fragment {
+	g, t := lane>>2, lane%4
+	return Fragment{Row: g + 8*(i>>1), Col: 2*t + (i & 1)}
+}
+
+// WgmmaD is the element of the 64 x N float32 accumulator of wgmma.m64nNk16 that register i (0 ..
+// N/2-1) of thread (0..127) of the warpgroup holds: warp w = thread/32 owns rows 16w..16w+15, and
+// within them the registers repeat the m16n8 accumulator layout once per 8 columns (PTX ISA,
+// "Matrix fragments for wgmma.mma_async.m64nNk16", register fragment D).
+func WgmmaD(thread, i int) Fragment {
+	w, lane := thread/32, thread%32
+	f := MmaC(lane, i%4)
+	return Fragment{Row: 16*w + f.Row, Col: 8*(i/4) + f.Col}
+}
+
+// Pair is a softmax partial over part of a row: its largest value M and the sum S of exp(x - M).
+type Pair struct{ M, S float64 }
+
+// Partial is the pair of the values xs.
+func Partial(xs []float64) Pair {
+	p := Pair{M: math.Inf(-1)}
+	for _, x := range xs {
+		p = Merge(p, Pair{M: x, S: 1})
+	}
+	return p
+}
+
+// Merge combines two partials: the larger maximum, and each sum rescaled to it.
+func Merge(a, b Pair) Pair {
+	m := math.Max(a.M, b.M)
+	if math.IsInf(m, -1) {
+		return Pair{M: m}
+	}
+	return Pair{M: m, S: a.S*math.Exp(a.M-m) + b.S*math.Exp(b.M-m)}
+}
+
+// ConvGeom is a 2-D convolution's geometry on one channel: an H x W input, an R x R filter, stride
+// and padding.
+type ConvGeom struct{ H, W, R, Stride, Pad int }
+
+// Out is the output's height and width.
+func (g ConvGeom) Out() (int, int) {
+	return (g.H+2*g.Pad-g.R)/g.Stride + 1, (g.W+2*g.Pad-g.R)/g.Stride + 1
+}
+
+// Tap is the input pixel that tap (r, s) of output pixel (oh, ow) reads, and whether it is inside
+// the input (outside, it is the padding's zero): the entry of row p = oh·OW + ow, column q = r·R + s
+// of the im2col matrix.
+func (g ConvGeom) Tap(oh, ow, r, s int) (ih, iw int, inside bool) {
+	ih, iw = oh*g.Stride-g.Pad+r, ow*g.Stride-g.Pad+s
+	return ih, iw, ih >= 0 && ih < g.H && iw >= 0 && iw < g.W
+}
+
+// PoolRegion is the side of the conv region that th x tw windows of a size x size max pool with the
+// given stride cover: (t-1)·stride + size each way.
+func PoolRegion(th, tw, size, stride int) (int, int) {
+	return (th-1)*stride + size, (tw-1)*stride + size
+}
+
+// PoolCover counts the windows of a th x tw block of pool windows (size, stride) that cover each
+// pixel of their region.
+func PoolCover(th, tw, size, stride int) [][]int {
+	h, w := PoolRegion(th, tw, size, stride)
+	n := make([][]int, h)
+	for i := range n {
+		n[i] = make([]int, w)
+	}
+	for a := 0; a < th; a++ {
+		for b := 0; b < tw; b++ {
+			for i := 0; i < size; i++ {
+				for j := 0; j < size; j++ {
+					n[a*stride+i][b*stride+j]++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TrilinearWeights are the weights of the eight corners k = 4i + 2j + l of the cell at the point
+// (u, v, w) in [0, 1]^3: u or 1-u as i is 1 or 0, and likewise v with j and w with l.
+func TrilinearWeights(u, v, w float64) [8]float64 {
+	var ws [8]float64
+	for k := 0; k < 8; k++ {
+		f := func(bit int, x float64) float64 {
+			if bit == 1 {
+				return x
+			}
+			return 1 - x
+		}
+		ws[k] = f(k>>2&1, u) * f(k>>1&1, v) * f(k&1, w)
+	}
+	return ws
+}
+
+// Interval is a span of a timeline: what runs from Start to End.
+type Interval struct {
+	Tile, Stage int
+	Start, End  int
+}
+
+// Ring is a producer/consumer schedule of k tiles through a ring of stages, as TMA and mbarriers
+// run it: the producer may load tile i into stage i mod Stages once the consumer has released tile
+// i - Stages (the stage's empty barrier); a load takes Load time units; the consumer computes tile
+// i once its load has landed (the stage's full barrier) and the previous tile is done, taking
+// Compute units, and then releases the stage.
+type Ring struct {
+	Loads, Computes []Interval
+}
+
+// Schedule runs tiles k tiles through stages stages; each load is issued as early as the ring
+// allows.
+func Schedule(tiles, stages, load, compute int) (Ring, error) {
+	if tiles < 1 || stages < 1 || load < 1 || compute < 1 {
+		return Ring{}, fmt.Errorf("schedule: tiles %d, stages %d, load %d and compute %d must all be at least 1", tiles, stages, load, compute)
+	}
+	var r Ring
+	for i := 0; i < tiles; i++ {
+		start := 0
+		if i >= stages {
+			start = r.Computes[i-stages].End // the stage is empty again
+		}
+		if i > 0 {
+			start = max(start, r.Loads[i-1].Start) // the producer issues in order
+		}
+		l := Interval{Tile: i, Stage: i % stages, Start: start, End: start + load}
+		r.Loads = append(r.Loads, l)
+		cs := l.End
+		if i > 0 {
+			cs = max(cs, r.Computes[i-1].End)
+		}
+		r.Computes = append(r.Computes, Interval{Tile: i, Stage: i % stages, Start: cs, End: cs + compute})
+	}
+	return r, nil
+}
+
+// Span is when the last tile's compute ends.
+func (r Ring) Span() int { return r.Computes[len(r.Computes)-1].End }
+
+// Parity is the phase parity a consumer waits on for tile i in a ring of stages: the stage's full
+// barrier completes once per pass over the ring, so pass i / stages waits for parity (i/stages) & 1.
+func Parity(i, stages int) int { return (i / stages) & 1 }

@@ -1,0 +1,271 @@
+package diagram
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestCoalesce(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		stride, size         int
+		sectors, lines, used int
+	}{
+		{"contiguous float", 1, 4, 4, 1, 128},
+		{"stride-2 float", 2, 4, 8, 2, 128},
+		{"stride-8 float", 8, 4, 32, 8, 128},
+		{"stride-32 float (a column)", 32, 4, 32, 32, 128},
+		{"contiguous float4", 1, 16, 16, 4, 512},
+	} {
+		got := Coalesce(StridedAddrs(c.stride, c.size), c.size)
+		if got.Sectors != c.sectors || got.Lines != c.lines || got.Useful != c.used || got.Moved != 32*c.sectors {
+			t.Errorf("%s: %+v, want %d sectors, %d lines, %d useful bytes", c.name, got, c.sectors, c.lines, c.used)
+		}
+	}
+	// A misaligned contiguous warp straddles one more sector and line.
+	addr := StridedAddrs(1, 4)
+	for i := range addr {
+		addr[i] += 4
+	}
+	if got := Coalesce(addr, 4); got.Sectors != 5 || got.Lines != 2 {
+		t.Errorf("contiguous floats from byte 4: %+v, want 5 sectors and 2 lines", got)
+	}
+}
+
+func TestBankConflict(t *testing.T) {
+	col := func(rowWords int) []int {
+		var w []int
+		for i := 0; i < 32; i++ {
+			w = append(w, i*rowWords)
+		}
+		return w
+	}
+	if got := BankConflict(col(32)); got != 32 {
+		t.Errorf("a column of a 32-word-row tile: %d passes, want 32", got)
+	}
+	if got := BankConflict(col(33)); got != 1 {
+		t.Errorf("a column of a 33-word-row tile: %d passes, want 1", got)
+	}
+	if got := BankConflict(make([]int, 32)); got != 1 {
+		t.Errorf("one word broadcast to 32 lanes: %d passes, want 1", got)
+	}
+	for c := 0; c < 8; c++ {
+		var plain, swz []int
+		for r := 0; r < 8; r++ {
+			plain = append(plain, ChunkWords(r, c, 32, false)...)
+			swz = append(swz, ChunkWords(r, c, 32, true)...)
+		}
+		if got := BankConflict(plain); got != 8 {
+			t.Errorf("chunk %d of 8 rows unswizzled: %d passes, want 8", c, got)
+		}
+		if got := BankConflict(swz); got != 1 {
+			t.Errorf("chunk %d of 8 rows swizzled: %d passes, want 1", c, got)
+		}
+	}
+}
+
+func TestWarpTileLane(t *testing.T) {
+	for _, c := range []struct{ r, c, lane int }{{0, 0, 0}, {1, 0, 1}, {7, 3, 7}, {0, 4, 8}, {0, 16, 0}, {8, 0, 0}, {63, 31, 31}, {5, 13, 29}} {
+		if got := WarpTileLane(c.r, c.c); got != c.lane {
+			t.Errorf("element (%d, %d): lane %d, want %d", c.r, c.c, got, c.lane)
+		}
+	}
+	count := map[int]int{}
+	for r := 0; r < 64; r++ {
+		for c := 0; c < 32; c++ {
+			count[WarpTileLane(r, c)]++
+		}
+	}
+	for l := 0; l < 32; l++ {
+		if count[l] != 64 {
+			t.Errorf("lane %d owns %d elements, want 8 x 8", l, count[l])
+		}
+	}
+}
+
+// each checks that f maps (lane, register) onto every element of a rows x cols tile exactly once.
+func each(t *testing.T, name string, lanes, regs, rows, cols int, f func(lane, i int) Fragment) {
+	t.Helper()
+	seen := map[Fragment]bool{}
+	for l := 0; l < lanes; l++ {
+		for i := 0; i < regs; i++ {
+			e := f(l, i)
+			if e.Row < 0 || e.Row >= rows || e.Col < 0 || e.Col >= cols || seen[e] {
+				t.Fatalf("%s: lane %d register %d gives %+v: outside the %dx%d tile or twice", name, l, i, e, rows, cols)
+			}
+			seen[e] = true
+		}
+	}
+}
+
+func TestMmaFragments(t *testing.T) {
+	each(t, "A", 32, 4, 16, 8, MmaA)
+	each(t, "B", 32, 2, 8, 8, MmaB)
+	each(t, "C", 32, 4, 16, 8, MmaC)
+	// The PTX ISA's formulas, element by element, written the other way round: from the element to
+	// the lane that holds it.
+	for r := 0; r < 16; r++ {
+		for c := 0; c < 8; c++ {
+			lane, reg := (r%8)*4+c%4, r/8+2*(c/4)
+			if got := MmaA(lane, reg); got != (Fragment{r, c}) {
+				t.Errorf("A(%d,%d): lane %d a%d holds %+v", r, c, lane, reg, got)
+			}
+			lane, reg = (r%8)*4+c/2, 2*(r/8)+c%2
+			if got := MmaC(lane, reg); got != (Fragment{r, c}) {
+				t.Errorf("C(%d,%d): lane %d c%d holds %+v", r, c, lane, reg, got)
+			}
+		}
+	}
+	for r := 0; r < 8; r++ {
+		for c := 0; c < 8; c++ {
+			if got := MmaB(c*4+r%4, r/4); got != (Fragment{r, c}) {
+				t.Errorf("B(%d,%d): lane %d b%d holds %+v", r, c, c*4+r%4, r/4, got)
+			}
+		}
+	}
+	if got := MmaC(5, 3); got != (Fragment{9, 3}) {
+		t.Errorf("lane 5 c3 holds %+v, want (9, 3)", got)
+	}
+}
+
+func TestWgmmaD(t *testing.T) {
+	for _, n := range []int{8, 16, 64, 256} {
+		each(t, "wgmma D", 128, n/2, 64, n, WgmmaD)
+	}
+	if got := WgmmaD(37, 5); got != (Fragment{16 + 1 + 0, 8 + 2 + 1}) {
+		t.Errorf("thread 37 d5 holds %+v, want (17, 11)", got)
+	}
+	if got := WgmmaD(127, 7); got != (Fragment{63, 15}) {
+		t.Errorf("thread 127 d7 holds %+v, want (63, 15)", got)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 100; trial++ {
+		xs := make([]float64, 1+rng.IntN(50))
+		for i := range xs {
+			xs[i] = 20 * (rng.Float64() - 0.5)
+		}
+		cut := rng.IntN(len(xs) + 1)
+		m := Merge(Partial(xs[:cut]), Partial(xs[cut:]))
+		want := Pair{M: math.Inf(-1)}
+		for _, x := range xs {
+			want.M = math.Max(want.M, x)
+		}
+		for _, x := range xs {
+			want.S += math.Exp(x - want.M)
+		}
+		if m.M != want.M || math.Abs(m.S-want.S) > 1e-12*want.S {
+			t.Fatalf("%v cut at %d: merged %+v, want %+v", xs, cut, m, want)
+		}
+	}
+}
+
+func TestConvGeom(t *testing.T) {
+	g := ConvGeom{H: 5, W: 5, R: 3, Stride: 1, Pad: 1}
+	if oh, ow := g.Out(); oh != 5 || ow != 5 {
+		t.Errorf("5x5, 3x3, pad 1: output %dx%d, want 5x5", oh, ow)
+	}
+	uses, pads := map[[2]int]int{}, 0
+	for oh := 0; oh < 5; oh++ {
+		for ow := 0; ow < 5; ow++ {
+			for r := 0; r < 3; r++ {
+				for s := 0; s < 3; s++ {
+					ih, iw, in := g.Tap(oh, ow, r, s)
+					if in {
+						uses[[2]int{ih, iw}]++
+					} else {
+						pads++
+					}
+				}
+			}
+		}
+	}
+	if uses[[2]int{2, 2}] != 9 || uses[[2]int{0, 0}] != 4 || uses[[2]int{0, 2}] != 6 {
+		t.Errorf("uses of centre, corner, edge: %d %d %d, want 9 4 6", uses[[2]int{2, 2}], uses[[2]int{0, 0}], uses[[2]int{0, 2}])
+	}
+	if pads != 56 || sum(uses)+pads != 25*9 {
+		t.Errorf("%d padding entries, want 56", pads)
+	}
+	if oh, ow := (ConvGeom{H: 227, W: 227, R: 11, Stride: 4}).Out(); oh != 55 || ow != 55 {
+		t.Errorf("AlexNet's first layer: %dx%d, want 55x55", oh, ow)
+	}
+}
+
+func sum(m map[[2]int]int) int {
+	s := 0
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+func TestPool(t *testing.T) {
+	if h, w := PoolRegion(4, 6, 3, 2); h != 9 || w != 13 {
+		t.Errorf("4x6 windows of 3x3 at stride 2: region %dx%d, want 9x13", h, w)
+	}
+	n := PoolCover(4, 6, 3, 2)
+	if n[0][0] != 1 || n[0][2] != 2 || n[2][2] != 4 || n[1][1] != 1 || n[8][12] != 1 {
+		t.Errorf("cover counts %d %d %d %d %d, want 1 2 4 1 1", n[0][0], n[0][2], n[2][2], n[1][1], n[8][12])
+	}
+}
+
+func TestTrilinearWeights(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 100; trial++ {
+		u, v, w := rng.Float64(), rng.Float64(), rng.Float64()
+		ws := TrilinearWeights(u, v, w)
+		s := 0.0
+		for _, x := range ws {
+			s += x
+		}
+		if math.Abs(s-1) > 1e-12 {
+			t.Fatalf("weights at (%g, %g, %g) sum to %g", u, v, w, s)
+		}
+		// The article's a, b, c, d: corners 0..3 weigh (1-u)·{a, b, c, d}.
+		a, b, c := (1-v)*(1-w), (1-v)*w, v*(1-w)
+		d := 1 - a - b - c
+		for k, want := range []float64{a, b, c, d} {
+			if math.Abs(ws[k]-(1-u)*want) > 1e-12 || math.Abs(ws[4+k]-u*want) > 1e-12 {
+				t.Fatalf("corner %d at (%g, %g, %g): %g and %g, want the article's", k, u, v, w, ws[k], ws[4+k])
+			}
+		}
+	}
+	if ws := TrilinearWeights(1, 0, 1); ws[5] != 1 {
+		t.Errorf("at corner (1, 0, 1) corner 5 weighs %g, want 1", ws[5])
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	if _, err := Schedule(4, 0, 1, 1); err == nil {
+		t.Error("a ring of 0 stages was accepted")
+	}
+	one, err := Schedule(6, 1, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Span() != 6*(3+1) {
+		t.Errorf("one stage: span %d, want %d (no overlap)", one.Span(), 6*4)
+	}
+	four, err := Schedule(12, 4, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range four.Computes {
+		if c.Start < four.Loads[i].End {
+			t.Errorf("tile %d computed at %d before its load landed at %d", i, c.Start, four.Loads[i].End)
+		}
+		if i >= 4 && four.Loads[i].Start < four.Computes[i-4].End {
+			t.Errorf("tile %d loaded into stage %d at %d before tile %d released it at %d", i, i%4, four.Loads[i].Start, i-4, four.Computes[i-4].End)
+		}
+	}
+	// Enough stages hide the loads: after the first, one tile per compute time.
+	if four.Span() != 3+12*1 {
+		t.Errorf("four stages: span %d, want %d", four.Span(), 3+12)
+	}
+	if Parity(0, 4) != 0 || Parity(4, 4) != 1 || Parity(9, 4) != 0 {
+		t.Error("phase parity of tiles 0, 4, 9 in a ring of 4 is not 0, 1, 0")
+	}
+}
