@@ -86,9 +86,9 @@ func matmulAutogradOp(name, lesson, call string, mul mulFunc, paths []string, pr
 			a, b, g := find(in, "a").Data, find(in, "b").Data, find(in, "g").Data
 			steps := append(strings.Split(step, "; "), "", "", "")
 			return []Output{
-				{Name: "c", Want: product(a, M, K, b, N), Tol: matmulTolerance(matmulDType(steps[0]), K), Cols: N},
-				{Name: "da", Want: product(g, M, N, transposed(b, K, N), K), Tol: matmulTolerance(matmulDType(steps[1]), N), Cols: K},
-				{Name: "db", Want: product(transposed(a, M, K), K, M, g, N), Tol: matmulTolerance(matmulDType(steps[2]), M), Cols: N},
+				productOutput("c", a, M, K, b, N, matmulDType(steps[0])),
+				productOutput("da", g, M, N, transposed(b, K, N), K, matmulDType(steps[1])),
+				productOutput("db", transposed(a, M, K), K, M, g, N, matmulDType(steps[2])),
 			}
 		},
 		Torch: `

@@ -30,21 +30,23 @@ type Report struct {
 // Row is one case: the op, the distribution and the shape, the step that ran (and the one the
 // dispatch predicts), the verdict and why, and each output's judgement.
 type Row struct {
-	ID        string   `json:"id"`
-	Op        string   `json:"op"`
-	Lesson    string   `json:"lesson"`
-	Dist      string   `json:"dist"`
-	Shape     string   `json:"shape"`
-	Dims      []int    `json:"dims"`
-	Offset    int      `json:"offset,omitempty"`
-	Note      string   `json:"note"`
-	Seed      uint64   `json:"seed"`
-	Step      string   `json:"step"`
-	Predicted string   `json:"predicted"`
-	Verdict   string   `json:"verdict"`
-	Why       string   `json:"why,omitempty"`
-	Torch     string   `json:"torch,omitempty"` // "ran", or why PyTorch has no output
-	Outputs   []Judged `json:"outputs,omitempty"`
+	ID        string `json:"id"`
+	Op        string `json:"op"`
+	Lesson    string `json:"lesson"`
+	Dist      string `json:"dist"`
+	Shape     string `json:"shape"`
+	Dims      []int  `json:"dims"`
+	Offset    int    `json:"offset,omitempty"`
+	Note      string `json:"note"`
+	Seed      uint64 `json:"seed"`
+	Step      string `json:"step"`
+	Predicted string `json:"predicted"`
+	Verdict   string `json:"verdict"`
+	Why       string `json:"why,omitempty"`
+	// Torch is PyTorch's own output judged by the same rules, never failing the op: "pass",
+	// "differs: " and what, per output, or why PyTorch has no output ("unavailable").
+	Torch   string   `json:"torch,omitempty"`
+	Outputs []Judged `json:"outputs,omitempty"`
 }
 
 // Line is the row in one line.
@@ -52,6 +54,9 @@ func (r Row) Line() string {
 	s := fmt.Sprintf("%-7s %s (%s) %s, %s: %s", strings.ToUpper(r.Verdict), r.Op, r.Lesson, r.Shape, r.Dist, r.Step)
 	if r.Why != "" {
 		s += " — " + r.Why
+	}
+	if r.Verdict != Refused && r.Torch != "" {
+		s += " [PyTorch: " + r.Torch + "]"
 	}
 	return s
 }
