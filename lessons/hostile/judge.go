@@ -10,7 +10,7 @@ import (
 
 // The verdicts of a case.
 const (
-	Pass    = "pass"    // every output right, non-finite values as PyTorch's
+	Pass    = "pass"    // every output within the rules (the package doc)
 	Refused = "refused" // the op returned an error naming the reason, and no output
 	Fail    = "fail"    // an output differs: Why says what and where
 )

@@ -369,8 +369,7 @@ func multiplyOp() *Op {
 		Shapes:  matmulShapes,
 		Inputs:  matmulInputs,
 		Predict: func(dev gpu.DeviceInfo, sh Shape, in []Input) string {
-			s, _ := matmul.ShapeOf(sh.Dims[0], sh.Dims[1], sh.Dims[1], sh.Dims[2])
-			return matmul.Pick(s, dev, true, matmul.FP16Safe(find(in, "a").Data) && matmul.FP16Safe(find(in, "b").Data)).Name
+			return lesson03Pick(dev, sh.Dims[0], sh.Dims[1], sh.Dims[2], find(in, "a").Data, find(in, "b").Data)
 		},
 		Run: func(env *lab.Env, sh Shape, in []Input) (map[string][]float32, string, error) {
 			M, K, N := sh.Dims[0], sh.Dims[1], sh.Dims[2]
@@ -388,7 +387,6 @@ func multiplyOp() *Op {
 // hopperMultiplyOp is lesson 08's hopper.Multiply: the split on Hopper for large products, lesson
 // 03's Multiply otherwise.
 func hopperMultiplyOp() *Op {
-	mu := hopper.Multiplier{MinMACs: hopper.SplitMinMACs}
 	return &Op{
 		Name: "hopper.Multiply", Lesson: "08",
 		Call:    "hopper.Multiply(env, a, M, K, b, K, N) on host slices",
@@ -398,12 +396,7 @@ func hopperMultiplyOp() *Op {
 		Shapes:  matmulShapes,
 		Inputs:  matmulInputs,
 		Predict: func(dev gpu.DeviceInfo, sh Shape, in []Input) string {
-			s, _ := matmul.ShapeOf(sh.Dims[0], sh.Dims[1], sh.Dims[1], sh.Dims[2])
-			safe := matmul.FP16Safe(find(in, "a").Data) && matmul.FP16Safe(find(in, "b").Data)
-			if mu.UsesSplit(s, dev) && safe {
-				return hopper.Split.Name
-			}
-			return hopper.Lesson03Prefix + matmul.Pick(s, dev, true, safe).Name
+			return lesson08Pick(dev, sh.Dims[0], sh.Dims[1], sh.Dims[2], find(in, "a").Data, find(in, "b").Data)
 		},
 		Run: func(env *lab.Env, sh Shape, in []Input) (map[string][]float32, string, error) {
 			M, K, N := sh.Dims[0], sh.Dims[1], sh.Dims[2]

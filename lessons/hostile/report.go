@@ -87,7 +87,8 @@ func (rep *Report) Failures() []Row {
 	return out
 }
 
-// Summary is the run in a few lines: the receipt, the counts, each op's paths, and every failure.
+// Summary is the run in a few lines: the receipt, the counts, each op's paths (and how many cases
+// PyTorch's own output breaks the rules in), and every failure.
 func (rep *Report) Summary() []string {
 	p, r, f := rep.Count()
 	kind := "full run"
@@ -100,7 +101,7 @@ func (rep *Report) Summary() []string {
 		fmt.Sprintf("%d cases in %.0f s: %d pass, %d refused, %d fail", len(rep.Rows), rep.Seconds, p, r, f),
 	}
 	for _, op := range rep.Ops {
-		var n, np, nr, nf, other int
+		var n, np, nr, nf, other, differs int
 		var steps []string
 		for _, row := range rep.Rows {
 			if row.Op != op.Name {
@@ -121,10 +122,16 @@ func (rep *Report) Summary() []string {
 			if row.Verdict != Refused && row.Step != row.Predicted {
 				other++
 			}
+			if strings.HasPrefix(row.Torch, "differs: ") {
+				differs++
+			}
 		}
 		line := fmt.Sprintf("  %s (lesson %s): %d cases, %d pass, %d refused, %d fail; steps: %s", op.Name, op.Lesson, n, np, nr, nf, strings.Join(steps, " | "))
 		if other > 0 {
 			line += fmt.Sprintf("; %d cases ran another step than the dispatch's rule predicts", other)
+		}
+		if differs > 0 {
+			line += fmt.Sprintf("; PyTorch differs from the rules in %d cases (recorded, not failures)", differs)
 		}
 		out = append(out, line)
 	}
