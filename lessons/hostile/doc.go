@@ -5,10 +5,10 @@
 // forward and backward, and the plain entry points such as matmul.Multiply. For each op it names the
 // paths its dispatch takes (the lesson's steps) and the shapes where the dispatch changes path, so
 // that a run exercises every path. The distributions (Dists) are those of real activations and
-// masks: normal and uniform values at scales from 1e-30 to 1e30, scales mixed across rows, constant
-// rows, rows masked with -inf, +-inf and NaN entries, float32 denormals, rows of one element and
-// rows long enough for an op's longest path, and views off 16-byte alignment where an op takes a
-// device buffer.
+// masks: normal and uniform values at scales from 1e-30 to 1e30, scales mixed across rows, rows
+// whose entries span 2^-20 to 2^20, constant rows, rows masked with -inf, +-inf and NaN entries,
+// float32 denormals, rows of one element and rows long enough for an op's longest path, and views
+// off 16-byte alignment where an op takes a device buffer.
 //
 // Every case (op, distribution, shape) ends in one of three verdicts:
 //   - pass: every output satisfies the rules below;
