@@ -5,7 +5,27 @@ import (
 	"math"
 )
 
-// Element bounds: the worst case of the rounding model, element by element, for inputs of any
+// Eta32 is the absolute error of one float32 product that falls among the subnormals: half their
+// spacing, 2^-150.
+const Eta32 = 0x1p-150
+
+// MaxFloat32 is float32's largest finite value, as float64.
+const MaxFloat32 = math.MaxFloat32
+
+// The verdicts of one element under the element bound.
+const (
+	ElemOK         = iota // within the rules
+	ElemNaNMissing        // the reference is NaN, got is not
+	ElemInfWrong          // the reference is ±Inf or overflows float32, got is not that infinity (nor NaN where allowed)
+	ElemNonFinite         // got is NaN or Inf where the reference is finite in float32 and its terms cannot overflow
+	ElemOutOfBound        // got is finite and further than its bound from the reference
+	ElemOverflowOK        // got is non-finite where the sum of |terms| passes float32's largest: accepted
+)
+
+// JudgeElement is the verdict of one element: got against the float64 reference want, whose terms'
+// absolute values sum to mag, with bound the absolute error the rounding model allows.
+//
+// Element bounds are the worst case of the rounding model, element by element, for inputs of any
 // magnitude (the statistical tolerances above assume inputs near 1).
 //
 // An element that a float32 kernel computes as a sum of n terms (a dot product, a convolution, a
@@ -32,26 +52,6 @@ import (
 //     distance to the exact value that it bounds), except where sum |terms| itself is beyond
 //     float32's largest: there a partial sum can overflow in some order of the additions, and ±Inf
 //     or NaN is accepted too.
-
-// Eta32 is the absolute error of one float32 product that falls among the subnormals: half their
-// spacing, 2^-150.
-const Eta32 = 0x1p-150
-
-// MaxFloat32 is float32's largest finite value, as float64.
-const MaxFloat32 = math.MaxFloat32
-
-// The verdicts of one element under the element bound.
-const (
-	ElemOK         = iota // within the rules
-	ElemNaNMissing        // the reference is NaN, got is not
-	ElemInfWrong          // the reference is ±Inf or overflows float32, got is not that infinity (nor NaN where allowed)
-	ElemNonFinite         // got is NaN or Inf where the reference is finite in float32 and its terms cannot overflow
-	ElemOutOfBound        // got is finite and further than its bound from the reference
-	ElemOverflowOK        // got is non-finite where the sum of |terms| passes float32's largest: accepted
-)
-
-// JudgeElement is the verdict of one element: got against the float64 reference want, whose terms'
-// absolute values sum to mag, with bound the absolute error the rounding model allows (see above).
 func JudgeElement(got float32, want, mag, bound float64) int {
 	g := float64(got)
 	w32 := float64(float32(want)) // the reference rounded to float32: past its largest, ±Inf
