@@ -26,7 +26,7 @@ const (
 // absolute values sum to mag, with bound the absolute error the rounding model allows.
 //
 // Element bounds are the worst case of the rounding model, element by element, for inputs of any
-// magnitude (the statistical tolerances above assume inputs near 1).
+// magnitude (the package's statistical tolerances assume inputs near 1).
 //
 // An element that a float32 kernel computes as a sum of n terms (a dot product, a convolution, a
 // scatter-add) carries at most n roundings of its partial sums, each of at most u times the sum of
