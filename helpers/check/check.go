@@ -17,6 +17,11 @@
 // reference. A tolerance without a Floor judges only relatively (and by Abs), as before. An all-zero
 // output still fails wherever the reference's RMS is above 3 sigma: a Floor must stay far below the
 // outputs' typical size, which the lessons' tests check on their zeros demonstrations.
+//
+// Element bounds. For inputs of any magnitude, where a statistical tolerance derived near 1 does not
+// hold, JudgeElement and CompareBounds judge each element against the rounding model's worst case
+// for the terms it sums (SumBound: a constant times the sum of their absolute values), with IEEE's
+// Inf and NaN on the float64 reference.
 package check
 
 import (

@@ -45,14 +45,20 @@ type Input struct {
 	Data  []float32 `json:"-"`
 }
 
-// Output is one output of a case: the op's values, and the float64 reference with the lesson's
-// tolerance for it. Cols is the length of a row (the innermost dimension).
+// Output is one output of a case: the op's values, and the float64 reference with how it is
+// judged: an element bound where the output sums terms (Bound and Mag), else the lesson's
+// tolerance (Tol, with Cols the length of a row, the innermost dimension).
 type Output struct {
 	Name string
 	Got  []float32
 	Want []float64
-	Tol  check.Tolerance
-	Cols int
+	// Mag is, element by element, the sum of the absolute values of the terms the element adds up:
+	// the reference evaluated on the absolute values of the inputs. Bound is each element's
+	// absolute bound from the rounding model (check.SumBound, matmul.ElementTol). Both nil: the
+	// output is judged by Tol.
+	Mag, Bound []float64
+	Tol        check.Tolerance
+	Cols       int
 	// RowFloor, when not nil, is each row's own floor in place of Tol.Floor (derived from that
 	// row's magnitudes, by the lesson's model): rows at 1e-30 beside rows at 1e30 are each held to
 	// their own rounding.

@@ -89,8 +89,12 @@ func convOp() *Op {
 			if st, err := conv.StepByName(step); err == nil {
 				tol = st.Tol
 			}
-			want := conv.Conv(s, conv.Inputs{X: find(in, "x").Data, W: find(in, "w").Data, B: find(in, "bias").Data})
-			return []Output{{Name: "y", Want: want, Tol: tol, Cols: s.OW()}}
+			x, w, b := find(in, "x").Data, find(in, "w").Data, find(in, "bias").Data
+			want := conv.Conv(s, conv.Inputs{X: x, W: w, B: b})
+			// Each output sums C R R products and the bias, on CUDA cores in float32.
+			mag := conv.Conv(s, conv.Inputs{X: absolute(x), W: absolute(w), B: absolute(b)})
+			bound := sumBounds("float32", mag, func(int) int { return s.C * s.R * s.R }, true)
+			return []Output{{Name: "y", Want: want, Mag: mag, Bound: bound, Tol: tol, Cols: s.OW()}}
 		},
 		Torch: `
 N, C, H, W, K, R, S, P = META["dims"]

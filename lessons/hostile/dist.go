@@ -52,6 +52,12 @@ var Dists = []Dist{
 				x[i] = float32(r.NormFloat64() * RowScales[(i/max(cols, 1))%len(RowScales)])
 			}
 		}},
+	{Name: "wide rows", Why: "entries of one row spanning 2^-20 to 2^20 (outlier features): past the 28 binades the fp16x3 split keeps, inside the 3xTF32 split's 64",
+		Fill: func(r *rand.Rand, x []float32, rows, cols int) {
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(41)-20))
+			}
+		}},
 	{Name: "constant rows", Why: "every element of a row equal: zero variance, a uniform softmax",
 		Fill: func(r *rand.Rand, x []float32, rows, cols int) {
 			for row := 0; row*cols < len(x); row++ {

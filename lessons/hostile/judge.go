@@ -10,7 +10,7 @@ import (
 
 // The verdicts of a case.
 const (
-	Pass    = "pass"    // every output right, non-finite values as PyTorch's
+	Pass    = "pass"    // every output within the rules (the package doc)
 	Refused = "refused" // the op returned an error naming the reason, and no output
 	Fail    = "fail"    // an output differs: Why says what and where
 )
@@ -22,64 +22,94 @@ const Unavailable = "unavailable"
 type Judged struct {
 	Output string `json:"output"`
 	N      int    `json:"n"`
-	// Ref is the comparison with the float64 reference over the elements where it is finite in
-	// float32, each row (the innermost dimension) divided by the RMS of its reference, so that a
-	// tolerance holds the same at every scale.
-	Ref check.Result `json:"ref"`
-	// NaNMissing counts elements where the reference or PyTorch is NaN and the op is not;
-	// NonFiniteWrong those where the op is non-finite (or infinite of the other sign) although the
-	// reference says otherwise.
-	NaNMissing     int `json:"nan_missing"`
-	NonFiniteWrong int `json:"non_finite_wrong"`
-	// TorchOverflowShared and TorchOverflowBeaten count elements whose exact value is finite in
-	// float32 where PyTorch's is not (its float32 arithmetic overflowed on the way): the op was not
-	// finite either, or gave the exact value.
-	TorchOverflowShared int `json:"torch_overflow_shared,omitempty"`
-	TorchOverflowBeaten int `json:"torch_overflow_beaten,omitempty"`
-	FirstWrong          int `json:"first_wrong"` // index of the first non-finite mismatch, -1 if none
-	// Torch is "unavailable", or the op against PyTorch's output (within twice the tolerance: both
-	// are within it of the exact value) and PyTorch's own error against the reference.
-	Torch      string  `json:"torch"`
-	TorchRelL2 float64 `json:"torch_rel_l2"` // op against PyTorch, relative terms (-1: unavailable)
-	TorchOwn   float64 `json:"torch_own_rel_l2"`
-	OK         bool    `json:"ok"`
-	Why        string  `json:"why,omitempty"`
+	// Rule is how the finite elements were judged: "element bound" (each within the rounding
+	// model's bound of its own terms, check.CompareBounds) or the lesson's tolerance's name.
+	Rule string `json:"rule"`
+	// Bound is the element-bound judgement, for outputs that sum terms (Output.Bound).
+	Bound *check.BoundResult `json:"bound,omitempty"`
+	// Ref is the tolerance judgement over the elements whose reference is finite in float32, each
+	// row (the innermost dimension) divided by the RMS of its reference, so that a tolerance holds
+	// the same at every scale (outputs without an element bound: softmax and layer norm families,
+	// elementwise ops).
+	Ref *check.Result `json:"ref,omitempty"`
+	// NaNMissing counts elements where the reference is NaN and the op is not; InfWrong those where
+	// the reference is infinite or overflows float32 and the op is not its infinity (or NaN where
+	// allowed); NonFinite those where the op is NaN or Inf and the reference is finite in float32
+	// (and, under an element bound, no partial sum can overflow).
+	NaNMissing int `json:"nan_missing"`
+	InfWrong   int `json:"inf_wrong"`
+	NonFinite  int `json:"non_finite"`
+	// Overflowed counts elements whose terms' absolute sum passes float32's largest where the op
+	// gave ±Inf or NaN, accepted (an element bound's overflow rule).
+	Overflowed int `json:"overflowed,omitempty"`
+	FirstWrong int `json:"first_wrong"` // index of the first non-finite mismatch, -1 if none
+	// Torch is PyTorch's own output judged by the same rules: "pass", "differs: " and what, or
+	// "unavailable". It never fails the op.
+	Torch string `json:"torch"`
+	OK    bool   `json:"ok"`
+	Why   string `json:"why,omitempty"`
 }
 
 // Judge compares one output got with its float64 reference want and, when torch is not nil,
 // PyTorch's output on the same input, under tol (the lesson's derived tolerance); cols is the
 // length of a row (the innermost dimension), the unit of the relative scale.
-//
-// Non-finite values follow PyTorch: where the reference (computed in float64 by PyTorch's formula,
-// whose NaNs are IEEE's: a NaN input, inf - inf, a softmax row all -inf) is NaN, the op must be
-// NaN; where the exact value overflows float32, the op must be infinite of its sign or NaN (an
-// overflow inside a sum of both signs), and NaN where PyTorch gives NaN. Where PyTorch is not
-// finite although the exact value is finite in float32 (its arithmetic overflowed on the way: a
-// product past 3.4e38, inf - inf), the op may be non-finite as PyTorch is or give the right value
-// (both are counted); without PyTorch such an element must be right. Elsewhere the op must be
-// finite and within tol of the reference rounded to float32.
 func Judge(name string, got []float32, want []float64, torch []float32, tol check.Tolerance, cols int) Judged {
 	return JudgeOutput(Output{Name: name, Got: got, Want: want, Tol: tol, Cols: cols}, torch)
 }
 
-// JudgeOutput is Judge on an output, with its rows' own floors where it has them (RowFloor).
+// JudgeOutput judges out.Got against out.Want by the harness's rules (the package doc), and
+// PyTorch's output torch (nil: unavailable) by the same rules beside it, without failing the op.
+//
+// The reference is the float64 evaluation of the op's formula, PyTorch's, so that its non-finite
+// values are PyTorch's semantics (a NaN in gives NaN, inf - inf and 0 x inf give NaN, a softmax row
+// all -inf is NaN). Where it is NaN the op must be NaN; where it is ±Inf, that infinity; where it
+// is finite but overflows float32, the infinity of its sign or NaN. Elsewhere an output with an
+// element bound (out.Bound and out.Mag) must be within each element's bound (non-finite accepted
+// only where the element's terms' absolute sum passes float32's largest), and one without must be
+// finite and within the lesson's tolerance, row by row in the row's own scale.
 func JudgeOutput(out Output, torch []float32) Judged {
-	name, got, want, tol, cols := out.Name, out.Got, out.Want, out.Tol, out.Cols
-	j := Judged{Output: name, N: len(want), FirstWrong: -1, TorchRelL2: -1, TorchOwn: -1, Torch: Unavailable}
-	if len(got) != len(want) || (torch != nil && len(torch) != len(want)) {
-		j.Why = fmt.Sprintf("%s has %d values, the reference %d (PyTorch %d)", name, len(got), len(want), len(torch))
+	j := judgeValues(out, out.Got)
+	j.Torch = Unavailable
+	if torch != nil {
+		t := judgeValues(out, torch)
+		j.Torch = "pass"
+		if !t.OK {
+			j.Torch = "differs: " + t.Why
+		}
+	}
+	return j
+}
+
+// judgeValues is the judgement of got (the op's or PyTorch's values) against out's reference.
+func judgeValues(out Output, got []float32) Judged {
+	name, want, tol, cols := out.Name, out.Want, out.Tol, out.Cols
+	j := Judged{Output: name, N: len(want), FirstWrong: -1}
+	if len(got) != len(want) || (out.Bound != nil && (len(out.Bound) != len(want) || len(out.Mag) != len(want))) {
+		j.Why = fmt.Sprintf("%s has %d values, the reference %d (bounds %d)", name, len(got), len(want), len(out.Bound))
+		return j
+	}
+	if out.Bound != nil {
+		b := check.CompareBounds(got, want, out.Mag, out.Bound)
+		j.Rule, j.Bound = "element bound", &b
+		j.NaNMissing, j.InfWrong, j.NonFinite, j.Overflowed = b.NaNMissing, b.InfWrong, b.NonFinite, b.Overflowed
+		if !b.OK {
+			j.FirstWrong = b.FirstBad
+			j.Why = b.Err().Error()
+		}
+		j.OK = b.OK
 		return j
 	}
 	if cols <= 0 {
 		cols = max(len(want), 1)
 	}
+	j.Rule = tol.Name
 	wrong := func(i int, count *int) {
 		*count++
 		if j.FirstWrong < 0 {
 			j.FirstWrong = i
 		}
 	}
-	var ref, vsTorch, torchOwn rowSet // finite elements, divided by their row's scale
+	var ref rowSet // finite elements, divided by their row's scale
 	for row := 0; row*cols < len(want); row++ {
 		lo, hi := row*cols, min((row+1)*cols, len(want))
 		s := rowScale(want[lo:hi])
@@ -90,71 +120,44 @@ func JudgeOutput(out Output, torch []float32) Judged {
 			}
 		}
 		ref.start(s, floor)
-		vsTorch.start(s, 2*floor)
-		torchOwn.start(s, floor)
 		for i := lo; i < hi; i++ {
-			gi, wi := float64(got[i]), want[i]
-			w32 := float64(float32(wi)) // the reference as float32 holds it: overflow is Inf, underflow 0
-			torchNaN := torch != nil && math.IsNaN(float64(torch[i]))
-			torchOver := torch != nil && !isFinite(float64(torch[i])) // NaN or Inf
-			switch {
-			case math.IsNaN(wi) || (torchNaN && math.IsInf(w32, 0)):
-				if !math.IsNaN(gi) {
-					wrong(i, &j.NaNMissing)
-				}
-			case torchOver && !isFinite(gi) && !math.IsInf(w32, 0):
-				// PyTorch is not finite where the exact value is: its float32 arithmetic overflowed
-				// on the way (a product past 3.4e38, inf - inf); the op did the same.
-				j.TorchOverflowShared++
-			case math.IsInf(w32, 0):
-				if !(math.IsNaN(gi) || math.IsInf(gi, int(math.Copysign(1, w32)))) {
-					wrong(i, &j.NonFiniteWrong)
-				}
-			case math.IsNaN(gi) || math.IsInf(gi, 0):
-				wrong(i, &j.NonFiniteWrong)
+			// The non-finite rules are the element bound's with no bound on the finite elements
+			// (judged below by the tolerance) and no overflow rule (no terms' sum to overflow).
+			switch check.JudgeElement(got[i], want[i], 0, math.Inf(1)) {
+			case check.ElemNaNMissing:
+				wrong(i, &j.NaNMissing)
+			case check.ElemInfWrong:
+				wrong(i, &j.InfWrong)
+			case check.ElemNonFinite:
+				wrong(i, &j.NonFinite)
 			default:
-				if torchOver {
-					j.TorchOverflowBeaten++
-				}
-				ref.add(gi, w32)
-				if torch != nil {
-					if ti := float64(torch[i]); isFinite(ti) {
-						torchOwn.add(ti, w32)
-						vsTorch.add(gi, ti)
-					}
+				if w32 := float64(float32(want[i])); isFinite(w32) {
+					ref.add(float64(got[i]), w32)
 				}
 			}
 		}
 	}
-	j.Ref = ref.compare(tol)
+	r := ref.compare(tol)
+	j.Ref = &r
 	var why []string
 	if j.NaNMissing > 0 {
-		why = append(why, fmt.Sprintf("%d elements not NaN where the reference or PyTorch is NaN", j.NaNMissing))
+		why = append(why, fmt.Sprintf("%d elements not NaN where the reference is NaN", j.NaNMissing))
 	}
-	if j.NonFiniteWrong > 0 {
-		why = append(why, fmt.Sprintf("%d elements non-finite (or infinite of the wrong sign) where the reference is not", j.NonFiniteWrong))
+	if j.InfWrong > 0 {
+		why = append(why, fmt.Sprintf("%d elements not the infinity of the reference's sign (or NaN) where the exact value is infinite or overflows float32", j.InfWrong))
+	}
+	if j.NonFinite > 0 {
+		why = append(why, fmt.Sprintf("%d elements NaN or Inf where the exact value is finite in float32", j.NonFinite))
 	}
 	if j.FirstWrong >= 0 {
 		why[len(why)-1] += fmt.Sprintf(", first at %d", j.FirstWrong)
 	}
-	if !j.Ref.OK {
-		why = append(why, "against float64: "+j.Ref.Err().Error())
-	}
-	if torch != nil {
-		own, vs := torchOwn.compare(tol), vsTorch.compare(twice(tol))
-		j.TorchOwn, j.TorchRelL2 = own.RelL2, vs.RelL2
-		j.Torch = fmt.Sprintf("op vs PyTorch rel L2 %.2g (%s within 2x tolerance); PyTorch vs float64 rel L2 %.2g (%s within tolerance)", vs.RelL2, okWord(vs.OK), own.RelL2, okWord(own.OK))
+	if !r.OK {
+		why = append(why, "against float64: "+r.Err().Error())
 	}
 	j.OK = len(why) == 0
 	j.Why = strings.Join(why, "; ")
 	return j
-}
-
-func okWord(ok bool) string {
-	if ok {
-		return "is"
-	}
-	return "NOT"
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -248,11 +251,4 @@ func (r *rowSet) compare(tol check.Tolerance) check.Result {
 	}
 	res.OK = res.NonFinite == 0 && res.Bad == 0 && normOK
 	return res
-}
-
-// twice is tol doubled: the bound between two results that are each within tol of the exact value.
-func twice(tol check.Tolerance) check.Tolerance {
-	tol.RelL2, tol.Rel, tol.Abs, tol.Floor = 2*tol.RelL2, 2*tol.Rel, 2*tol.Abs, 2*tol.Floor
-	tol.Name = "2 x " + tol.Name
-	return tol
 }

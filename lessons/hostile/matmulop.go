@@ -86,9 +86,9 @@ func matmulAutogradOp(name, lesson, call string, mul mulFunc, paths []string, pr
 			a, b, g := find(in, "a").Data, find(in, "b").Data, find(in, "g").Data
 			steps := append(strings.Split(step, "; "), "", "", "")
 			return []Output{
-				{Name: "c", Want: product(a, M, K, b, N), Tol: matmulTolerance(matmulDType(steps[0]), K), Cols: N},
-				{Name: "da", Want: product(g, M, N, transposed(b, K, N), K), Tol: matmulTolerance(matmulDType(steps[1]), N), Cols: K},
-				{Name: "db", Want: product(transposed(a, M, K), K, M, g, N), Tol: matmulTolerance(matmulDType(steps[2]), M), Cols: N},
+				productOutput("c", a, M, K, b, N, matmulDType(steps[0])),
+				productOutput("da", g, M, N, transposed(b, K, N), K, matmulDType(steps[1])),
+				productOutput("db", transposed(a, M, K), K, M, g, N, matmulDType(steps[2])),
 			}
 		},
 		Torch: `
@@ -100,27 +100,28 @@ return {"c": c, "da": a.grad, "db": b.grad}`,
 	}
 }
 
-// predictProducts is a Multiply's predicted step for the op's three products.
-func predictProducts(one func(dev gpu.DeviceInfo, M, K, N int, safe bool) string) func(gpu.DeviceInfo, Shape, []Input) string {
+// predictProducts is a Multiply's predicted step for the op's three products (C = A B, dA = dC Bᵀ,
+// dB = Aᵀ dC), from its dispatch's own rule on the operands' values.
+func predictProducts(one func(dev gpu.DeviceInfo, M, K, N int, a, b []float32) string) func(gpu.DeviceInfo, Shape, []Input) string {
 	return func(dev gpu.DeviceInfo, sh Shape, in []Input) string {
 		M, K, N := sh.Dims[0], sh.Dims[1], sh.Dims[2]
 		a, b, g := find(in, "a").Data, find(in, "b").Data, find(in, "g").Data
-		sa, sb, sg := matmul.FP16Safe(a), matmul.FP16Safe(b), matmul.FP16Safe(g)
-		return strings.Join([]string{one(dev, M, K, N, sa && sb), one(dev, M, N, K, sg && sb), one(dev, K, M, N, sa && sg)}, "; ")
+		return strings.Join([]string{one(dev, M, K, N, a, b), one(dev, M, N, K, g, transposed(b, K, N)), one(dev, K, M, N, transposed(a, M, K), g)}, "; ")
 	}
 }
 
-func lesson03Pick(dev gpu.DeviceInfo, M, K, N int, safe bool) string {
+// lesson03Pick is the step matmul.Multiply runs on a (M x K) and b (K x N) on dev: matmul.Choose,
+// which takes the values (their binade spans decide the splits, an Inf or NaN a float32 step).
+func lesson03Pick(dev gpu.DeviceInfo, M, K, N int, a, b []float32) string {
 	s, _ := matmul.ShapeOf(M, K, K, N)
-	return matmul.Pick(s, dev, true, safe).Name
+	return matmul.Choose(s, dev, a, b).Step.Name
 }
 
-func lesson08Pick(dev gpu.DeviceInfo, M, K, N int, safe bool) string {
+// lesson08Pick is the step hopper.Multiply runs: its Multiplier's Choose.
+func lesson08Pick(dev gpu.DeviceInfo, M, K, N int, a, b []float32) string {
 	s, _ := matmul.ShapeOf(M, K, K, N)
-	if (hopper.Multiplier{MinMACs: hopper.SplitMinMACs}).UsesSplit(s, dev) && safe {
-		return hopper.Split.Name
-	}
-	return hopper.Lesson03Prefix + lesson03Pick(dev, M, K, N, safe)
+	name, _, _, _ := hopper.Multiplier{MinMACs: hopper.SplitMinMACs}.Choose(s, dev, a, b)
+	return name
 }
 
 func matmulOp() *Op {

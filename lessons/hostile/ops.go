@@ -333,18 +333,6 @@ var matmulShapes = []Shape{
 	{Dims: []int{512, 1024, 512}, Plain: []string{"a"}, Note: "lesson 08's split, one operand at 1"},
 }
 
-// matmulTolerance is lesson 03's tolerance for a step of dtype on K-term dot products, in the
-// relative terms Judge compares in: the absolute term is ErrorModel's relative L2 (the error's
-// standard deviation over the outputs' RMS) times 10, as matmul.Tolerance takes 10 of its
-// absolute standard deviations.
-func matmulTolerance(dtype string, K int) check.Tolerance {
-	t := matmul.Tolerance(dtype, K)
-	_, rel := matmul.ErrorModel(dtype, K)
-	base := matmul.Tolerance(dtype, 1)
-	t.Abs = math.Max(base.Abs, 10*rel)
-	return t
-}
-
 // matmulDType is the dtype of the step a Multiply ran (float32 when unknown).
 func matmulDType(step string) string {
 	if step == hopper.Split.Name {
@@ -364,13 +352,7 @@ func matmulInputs(sh Shape, d Dist, seed uint64) []Input {
 
 func matmulReference(sh Shape, in []Input, step string) []Output {
 	M, K, N := sh.Dims[0], sh.Dims[1], sh.Dims[2]
-	s, _ := matmul.ShapeOf(M, K, K, N)
-	all := make([]int, M*N)
-	for i := range all {
-		all[i] = i
-	}
-	want := matmul.Reference(s, find(in, "a").Data, find(in, "b").Data, all)
-	return []Output{{Name: "c", Want: want, Tol: matmulTolerance(matmulDType(step), K), Cols: N}}
+	return []Output{productOutput("c", find(in, "a").Data, M, K, find(in, "b").Data, N, matmulDType(step))}
 }
 
 const matmulTorch = `
@@ -387,8 +369,7 @@ func multiplyOp() *Op {
 		Shapes:  matmulShapes,
 		Inputs:  matmulInputs,
 		Predict: func(dev gpu.DeviceInfo, sh Shape, in []Input) string {
-			s, _ := matmul.ShapeOf(sh.Dims[0], sh.Dims[1], sh.Dims[1], sh.Dims[2])
-			return matmul.Pick(s, dev, true, matmul.FP16Safe(find(in, "a").Data) && matmul.FP16Safe(find(in, "b").Data)).Name
+			return lesson03Pick(dev, sh.Dims[0], sh.Dims[1], sh.Dims[2], find(in, "a").Data, find(in, "b").Data)
 		},
 		Run: func(env *lab.Env, sh Shape, in []Input) (map[string][]float32, string, error) {
 			M, K, N := sh.Dims[0], sh.Dims[1], sh.Dims[2]
@@ -406,7 +387,6 @@ func multiplyOp() *Op {
 // hopperMultiplyOp is lesson 08's hopper.Multiply: the split on Hopper for large products, lesson
 // 03's Multiply otherwise.
 func hopperMultiplyOp() *Op {
-	mu := hopper.Multiplier{MinMACs: hopper.SplitMinMACs}
 	return &Op{
 		Name: "hopper.Multiply", Lesson: "08",
 		Call:    "hopper.Multiply(env, a, M, K, b, K, N) on host slices",
@@ -416,12 +396,7 @@ func hopperMultiplyOp() *Op {
 		Shapes:  matmulShapes,
 		Inputs:  matmulInputs,
 		Predict: func(dev gpu.DeviceInfo, sh Shape, in []Input) string {
-			s, _ := matmul.ShapeOf(sh.Dims[0], sh.Dims[1], sh.Dims[1], sh.Dims[2])
-			safe := matmul.FP16Safe(find(in, "a").Data) && matmul.FP16Safe(find(in, "b").Data)
-			if mu.UsesSplit(s, dev) && safe {
-				return hopper.Split.Name
-			}
-			return hopper.Lesson03Prefix + matmul.Pick(s, dev, true, safe).Name
+			return lesson08Pick(dev, sh.Dims[0], sh.Dims[1], sh.Dims[2], find(in, "a").Data, find(in, "b").Data)
 		},
 		Run: func(env *lab.Env, sh Shape, in []Input) (map[string][]float32, string, error) {
 			M, K, N := sh.Dims[0], sh.Dims[1], sh.Dims[2]

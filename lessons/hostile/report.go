@@ -30,21 +30,23 @@ type Report struct {
 // Row is one case: the op, the distribution and the shape, the step that ran (and the one the
 // dispatch predicts), the verdict and why, and each output's judgement.
 type Row struct {
-	ID        string   `json:"id"`
-	Op        string   `json:"op"`
-	Lesson    string   `json:"lesson"`
-	Dist      string   `json:"dist"`
-	Shape     string   `json:"shape"`
-	Dims      []int    `json:"dims"`
-	Offset    int      `json:"offset,omitempty"`
-	Note      string   `json:"note"`
-	Seed      uint64   `json:"seed"`
-	Step      string   `json:"step"`
-	Predicted string   `json:"predicted"`
-	Verdict   string   `json:"verdict"`
-	Why       string   `json:"why,omitempty"`
-	Torch     string   `json:"torch,omitempty"` // "ran", or why PyTorch has no output
-	Outputs   []Judged `json:"outputs,omitempty"`
+	ID        string `json:"id"`
+	Op        string `json:"op"`
+	Lesson    string `json:"lesson"`
+	Dist      string `json:"dist"`
+	Shape     string `json:"shape"`
+	Dims      []int  `json:"dims"`
+	Offset    int    `json:"offset,omitempty"`
+	Note      string `json:"note"`
+	Seed      uint64 `json:"seed"`
+	Step      string `json:"step"`
+	Predicted string `json:"predicted"`
+	Verdict   string `json:"verdict"`
+	Why       string `json:"why,omitempty"`
+	// Torch is PyTorch's own output judged by the same rules, never failing the op: "pass",
+	// "differs: " and what, per output, or why PyTorch has no output ("unavailable").
+	Torch   string   `json:"torch,omitempty"`
+	Outputs []Judged `json:"outputs,omitempty"`
 }
 
 // Line is the row in one line.
@@ -52,6 +54,9 @@ func (r Row) Line() string {
 	s := fmt.Sprintf("%-7s %s (%s) %s, %s: %s", strings.ToUpper(r.Verdict), r.Op, r.Lesson, r.Shape, r.Dist, r.Step)
 	if r.Why != "" {
 		s += " — " + r.Why
+	}
+	if r.Verdict != Refused && r.Torch != "" {
+		s += " [PyTorch: " + r.Torch + "]"
 	}
 	return s
 }
@@ -82,7 +87,8 @@ func (rep *Report) Failures() []Row {
 	return out
 }
 
-// Summary is the run in a few lines: the receipt, the counts, each op's paths, and every failure.
+// Summary is the run in a few lines: the receipt, the counts, each op's paths (and how many cases
+// PyTorch's own output breaks the rules in), and every failure.
 func (rep *Report) Summary() []string {
 	p, r, f := rep.Count()
 	kind := "full run"
@@ -95,7 +101,7 @@ func (rep *Report) Summary() []string {
 		fmt.Sprintf("%d cases in %.0f s: %d pass, %d refused, %d fail", len(rep.Rows), rep.Seconds, p, r, f),
 	}
 	for _, op := range rep.Ops {
-		var n, np, nr, nf, other int
+		var n, np, nr, nf, other, differs int
 		var steps []string
 		for _, row := range rep.Rows {
 			if row.Op != op.Name {
@@ -116,10 +122,16 @@ func (rep *Report) Summary() []string {
 			if row.Verdict != Refused && row.Step != row.Predicted {
 				other++
 			}
+			if strings.HasPrefix(row.Torch, "differs: ") {
+				differs++
+			}
 		}
 		line := fmt.Sprintf("  %s (lesson %s): %d cases, %d pass, %d refused, %d fail; steps: %s", op.Name, op.Lesson, n, np, nr, nf, strings.Join(steps, " | "))
 		if other > 0 {
 			line += fmt.Sprintf("; %d cases ran another step than the dispatch's rule predicts", other)
+		}
+		if differs > 0 {
+			line += fmt.Sprintf("; PyTorch differs from the rules in %d cases (recorded, not failures)", differs)
 		}
 		out = append(out, line)
 	}

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/autograd"
@@ -80,14 +81,22 @@ func rwkvOp() *Op {
 		Reference: func(sh Shape, in []Input, step string) []Output {
 			s := rwkv.Shape{B: sh.Dims[0], C: sh.Dims[1], T: sh.Dims[2]}
 			w, k, g := find(in, "w").Data, find(in, "k").Data, find(in, "g").Data
-			tol := check.FP32
+			tol, dtype := check.FP32, "float32"
 			if st, err := rwkv.StepByName(strings.Split(step, "; ")[0]); err == nil && st.Tol.Name != "" {
-				tol = st.Tol
+				tol, dtype = st.Tol, st.DType
 			}
+			aw, ak, ag := absolute(w), absolute(k), absolute(g)
+			T := s.T
+			// out[b][c][t] sums t+1 products and eps; dw[c][j] B (j+1) products; dk[b][c][u] T-u.
+			outMag := rwkv.Forward(s, aw, ak, math.Abs(rwkv.Eps))
+			dwMag, dkMag := rwkv.BackwardDW(s, ak, ag), rwkv.BackwardDK(s, aw, ag)
 			return []Output{
-				{Name: "out", Want: rwkv.Forward(s, w, k, rwkv.Eps), Tol: tol, Cols: s.T},
-				{Name: "dw", Want: rwkv.BackwardDW(s, k, g), Tol: rwkv.DWTolerance, Cols: s.T},
-				{Name: "dk", Want: rwkv.BackwardDK(s, w, g), Tol: rwkv.DKTolerance, Cols: s.T},
+				{Name: "out", Want: rwkv.Forward(s, w, k, rwkv.Eps), Mag: outMag, Tol: tol, Cols: T,
+					Bound: sumBounds(dtype, outMag, func(i int) int { return i%T + 1 }, true)},
+				{Name: "dw", Want: rwkv.BackwardDW(s, k, g), Mag: dwMag, Tol: rwkv.DWTolerance, Cols: T,
+					Bound: sumBounds("float32", dwMag, func(i int) int { return s.B * (i%T + 1) }, false)},
+				{Name: "dk", Want: rwkv.BackwardDK(s, w, g), Mag: dkMag, Tol: rwkv.DKTolerance, Cols: T,
+					Bound: sumBounds("float32", dkMag, func(i int) int { return T - i%T }, false)},
 			}
 		},
 		Torch: fmt.Sprintf(`

@@ -11,6 +11,14 @@ import (
 	"github.com/cudalessons/cudalessons/lessons/trilinear"
 )
 
+// dfeats is the output dfeats[n][k][f] = W_k(points[n]) g[n][f]: one writer per element, no sum
+// over points, but the weight is a float32 formula with a cancellation (1 - u, u rounded), so its
+// error is bounded by the formula on absolute values (featsBound), not by the weight's own size.
+func dfeats(s trilinear.Shape, points, g []float64) Output {
+	mag, bound := featsBound(s, points, g)
+	return Output{Name: "dfeats", Want: trilinear.BackwardFeats(s, points, g, nil), Mag: mag, Bound: bound, Tol: trilinear.FeatsTol, Cols: s.F}
+}
+
 // trilinearOp is lesson 07's trilinear.GPUOp, forward and backward (dfeats and dpoints).
 func trilinearOp() *Op {
 	return &Op{
@@ -84,7 +92,7 @@ func trilinearOp() *Op {
 			}
 			return []Output{
 				{Name: "out", Want: trilinear.Forward(s, f64, p64), Tol: trilinear.ForwardTol, Cols: s.F},
-				{Name: "dfeats", Want: trilinear.BackwardFeats(s, p64, g64, nil), Tol: trilinear.FeatsTol, Cols: s.F},
+				dfeats(s, p64, g64),
 				{Name: "dpoints", Want: trilinear.BackwardPoints(s, f64, p64, g64, nil), Tol: trilinear.PointsTolerance(s.F, ff, g64), Cols: 3,
 					RowFloor: func(n int) float64 {
 						return trilinear.PointsTolerance(s.F, ff[n*8*s.F:(n+1)*8*s.F], g64[n*s.F:(n+1)*s.F]).Floor

@@ -99,37 +99,32 @@ func ElementBound(dtype string, K int) float64 {
 	return 2*inputRoundoff(dtype) + float64(K)*accRoundoff(dtype)
 }
 
+// ElementTol is ElementBound's absolute error for an element whose products' absolute values sum
+// to mag: ElementBound(dtype, K) mag, and check.Eta32 for each of the K products and the result
+// that fall among float32's subnormals (check.SumBound).
+func ElementTol(dtype string, K int, mag float64) float64 {
+	return check.SumBound(ElementBound(dtype, K), 1, mag, K)
+}
+
 // CompareBound checks got, the m x n product of a (m x k) and b (k x n), element by element against
-// the float64 product with IEEE's non-finite results: where the float64 product is NaN, or Inf
-// (from an Inf or NaN input), got must be the same; elsewhere |got - want| <= ElementBound(dtype, k)
-// sum_j |a_ij b_jk| + 2^-149 (float32's smallest spacing, for results among its subnormals), and an
-// Inf in got (overflow) must have want's sign and want within that bound of float32's largest. It
-// returns the number of elements out of bounds and a description of the first.
+// the float64 product under the rules of check.JudgeElement (IEEE's Inf and NaN on the float64
+// product; ±Inf or NaN where the exact product overflows float32; elsewhere within
+// ElementTol(dtype, k, sum_j |a_ij b_jk|) of the float64 product, a non-finite value accepted only
+// where sum_j |a_ij b_jk| passes float32's largest). It returns the number of elements that fail
+// and a description of the first.
 func CompareBound(s Shape, a, b, got []float32, dtype string) (bad int, first string) {
-	u := ElementBound(dtype, s.K)
 	for i := range s.M {
 		for j := range s.N {
 			want, mag := 0.0, 0.0
 			for l := range s.K {
 				p := float64(a[i*s.K+l]) * float64(b[l*s.N+j])
 				want += p
-				mag += math.Abs(p)
+				mag += math.Abs(float64(a[i*s.K+l])) * math.Abs(float64(b[l*s.N+j]))
 			}
-			g, w32, tol := got[i*s.N+j], float32(want), u*mag+0x1p-149
-			var ok bool
-			switch {
-			case w32 != w32: // an Inf - Inf or a NaN input
-				ok = g != g
-			case math.IsInf(want, 0): // an Inf input
-				ok = g == w32
-			case math.IsInf(float64(g), 0): // overflow: right when the bound reaches float32's largest
-				ok = (g > 0) == (want > 0) && math.Abs(want)+tol >= math.MaxFloat32
-			default: // past float32's largest, a finite g is wrong by more than the bound
-				ok = math.Abs(float64(g)-want) <= tol
-			}
-			if !ok {
+			g := got[i*s.N+j]
+			if v := check.JudgeElement(g, want, mag, ElementTol(dtype, s.K, mag)); v != check.ElemOK && v != check.ElemOverflowOK {
 				if bad == 0 {
-					first = fmt.Sprintf("C[%d][%d] = %g, want %g (bound %.2g x sum |a b| = %.3g)", i, j, g, want, u, mag)
+					first = fmt.Sprintf("C[%d][%d] = %g, want %g (bound %.2g x sum |a b| = %.3g)", i, j, g, want, ElementBound(dtype, s.K), mag)
 				}
 				bad++
 			}
