@@ -45,8 +45,9 @@ const (
 //   - where the reference is NaN, got must be NaN;
 //   - where the reference is ±Inf (an infinite input), got must be that infinity;
 //   - where the reference is finite but beyond float32 (the exact answer overflows: its float32
-//     rounding is ±Inf), got must be the infinity of its sign, or NaN (overflowed partial sums of
-//     both signs meeting);
+//     rounding is ±Inf), got must not be finite: the infinity of its sign, NaN (overflowed partial
+//     sums of both signs meeting), or, where sum |terms| is beyond float32's largest, the other
+//     infinity (a float32 accumulation keeps the sign of its first term past the range);
 //   - elsewhere (the reference rounded to float32 is finite) got must be finite and within its
 //     bound of the reference (the bound counts the output's own rounding to float32, so it is the
 //     distance to the exact value that it bounds), except where sum |terms| itself is beyond
@@ -67,8 +68,14 @@ func JudgeElement(got float32, want, mag, bound float64) int {
 		}
 		return ElemInfWrong
 	case math.IsInf(w32, 0):
-		if math.IsNaN(g) || g == w32 {
+		switch {
+		case math.IsNaN(g) || g == w32:
 			return ElemOK
+		case math.IsInf(g, 0) && mag > MaxFloat32:
+			// The exact value is past float32's range, so no float32 answer is right; an
+			// accumulation in float32 overflows at its first term past the range, and that term's
+			// sign, not the exact sum's, decides the infinity it keeps. Loud, not silently wrong.
+			return ElemOverflowOK
 		}
 		return ElemInfWrong
 	case math.IsNaN(g) || math.IsInf(g, 0):

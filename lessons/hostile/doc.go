@@ -21,7 +21,9 @@
 // the reference rounded to float32 (beyond float32's largest, +-inf).
 //   - Where the reference is NaN, the op must give NaN; where it is +-inf, that infinity.
 //   - Where the reference is finite but exact32 is +-inf (the true answer overflows float32), the
-//     op must give the infinity of that sign, or NaN.
+//     op must give a non-finite value: the infinity of that sign, NaN, or the other infinity where the
+//     terms' absolute sum passes float32's largest (an accumulation keeps the sign of its first
+//     term past the range). A finite value there is wrong.
 //   - Where exact32 is finite, an output that sums terms (Output.Bound: the products of both
 //     Multiplys and the matmul ops, the conv, the RWKV time-mix forward and dw and dk, trilinear's
 //     dfeats) must be within each element's bound of the reference: the rounding model's worst

@@ -63,7 +63,7 @@ func Judge(name string, got []float32, want []float64, torch []float32, tol chec
 // The reference is the float64 evaluation of the op's formula, PyTorch's, so that its non-finite
 // values are PyTorch's semantics (a NaN in gives NaN, inf - inf and 0 x inf give NaN, a softmax row
 // all -inf is NaN). Where it is NaN the op must be NaN; where it is ±Inf, that infinity; where it
-// is finite but overflows float32, the infinity of its sign or NaN. Elsewhere an output with an
+// is finite but overflows float32, a non-finite value (any infinity where the terms overflow). Elsewhere an output with an
 // element bound (out.Bound and out.Mag) must be within each element's bound (non-finite accepted
 // only where the element's terms' absolute sum passes float32's largest), and one without must be
 // finite and within the lesson's tolerance, row by row in the row's own scale.

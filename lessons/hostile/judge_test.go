@@ -155,12 +155,13 @@ func TestJudgeElementBound(t *testing.T) {
 			t.Errorf("%g for 3e38 + 3e38 - 3e38 not counted as an accepted overflow", c.got)
 		}
 	}
-	// The exact answer overflows (1e20 x 1e20): R3 decides, the infinity of its sign or NaN.
+	// The exact answer overflows (1e20 x 1e20): R3 decides, any infinity or NaN (the first product
+	// past the range sets the sign a float32 accumulation keeps), never a finite value.
 	out = productOutput("c", []float32{1e20, -1e20}, 1, 2, []float32{1e20, 1e19}, 1, "float32")
 	for _, c := range []struct {
 		got  float32
 		pass bool
-	}{{inf, true}, {nan, true}, {ninf, false}, {math.MaxFloat32, false}} {
+	}{{inf, true}, {nan, true}, {ninf, true}, {math.MaxFloat32, false}, {1e38, false}} {
 		out.Got = []float32{c.got}
 		if j := JudgeOutput(out, nil); j.OK != c.pass {
 			t.Errorf("%g for 1e40 - 1e39: pass %v, want %v (%s)", c.got, j.OK, c.pass, j.Why)
