@@ -57,7 +57,7 @@ func TestCompareBounds(t *testing.T) {
 	if !r.OK || r.Overflowed != 1 || r.Err() != nil {
 		t.Errorf("right values: %+v (%v)", r, r.Err())
 	}
-	r = CompareBounds([]float32{1.2, 0, ninf32, nan32, inf32}, want, mag, bound)
+	r = CompareBounds([]float32{1.2, 0, math.MaxFloat32, nan32, inf32}, want, mag, bound)
 	if r.OK || r.Bad != 1 || r.NaNMissing != 1 || r.InfWrong != 1 || r.NonFinite != 1 || r.FirstBad != 0 || r.Err() == nil {
 		t.Errorf("four wrong values: %+v", r)
 	}

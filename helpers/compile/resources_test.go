@@ -25,7 +25,7 @@ extern "C" __global__ void small(const float* a, float* c) { c[threadIdx.x] = a[
 	if big == nil || !big.SharedOver || big.SharedBytes != 400000 || big.SharedMax != 48*1024 {
 		t.Fatalf("resources %+v: want big refused with 400000 bytes over 49152", res)
 	}
-	res, err = Inspect(Source{Name: "ok.cu", Code: `extern "C" __global__ void s(float* c) { __shared__ float t[256]; t[threadIdx.x] = 1; __syncthreads(); c[threadIdx.x] = t[255 - threadIdx.x]; }`}, Options{Arch: "compute_80"})
+	res, err = Inspect(Source{Name: "ok.cu", Code: `extern "C" __global__ void s(float* c) { __shared__ float t[256]; t[threadIdx.x] = c[threadIdx.x] * 2; __syncthreads(); c[threadIdx.x] = t[255 - threadIdx.x]; }`}, Options{Arch: "compute_80"})
 	if err != nil {
 		t.Fatal(err)
 	}
