@@ -29,14 +29,13 @@
 // the merge a spread of that size, and y came out +-w + b where b is right (at 1e30 the squared
 // ulps overflow into the slow path below, which measures them exactly). Unlike step 5's one shift
 // per sample, this one never rounds x: a first value far from the rest of its slice costs only its
-// slice mean an error of about u |K - mean|, which the merge weighs by the slice's share. On
-// ordinary inputs it is a subtraction per value in each pass over shared memory, hidden behind the
-// memory traffic.
+// slice mean an error of a few 2^-24 |K - mean|, which the merge weighs by the slice's share. On
+// ordinary inputs it adds a subtraction per value to each pass over shared memory.
 // Out of range, made exact: a sample whose squared deviations overflow float32 (deviations from its
 // mean beyond about 1.8e19, inputs near 1e20..1e30) takes a slow path, a branch uniform over the
 // block, never taken on ordinary inputs. A block whose slice's sum of squares is infinite sums
-// ((x - K - mloc) * 2^-80)^2 over its slice again from shared memory and publishes it negated (a sum of
-// squares is never negative: the sign marks the scale). Warp 0, seeing a marked triple or an
+// ((x - K - mloc) * 2^-80)^2 over its slice again from shared memory and publishes it negated (a
+// sum of squares is never negative: the sign marks the scale). Warp 0, seeing a marked triple or an
 // infinite merged M2 with a finite mean, merges the team's triples again in units of 2^-80 (means
 // times 2^-80, M2 times 2^-160, marked ones as they are): every deviation of a float32 sample fits
 // that scale (M2 lies in [2^-32, 2^122]), and layer norm is scale-invariant apart from eps, so
