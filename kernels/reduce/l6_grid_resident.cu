@@ -21,11 +21,21 @@
 // by asking for at most one block per SM and checking with the driver that one fits (the plan
 // refuses otherwise). A block that spins for more than about a second (another process holding
 // SMs) sets *failed and leaves instead of hanging the GPU; the host reports it.
+// Shifted slices: each block sums x - K over its slice, K the slice's first value (one broadcast
+// load per block and sample), and publishes the mean K + mloc; x itself stays in shared memory and
+// is normalised as x - mean. A constant sample then has every slice mean exactly its value and M2
+// exactly 0, as in float64. Summed unshifted, a constant slice's float32 sum rounds whenever the
+// value needs most of float32's 24 bits (10000.3, 1e30): slice means off by ulps of the value gave
+// the merge a spread of that size, and y came out +-w + b where b is right (at 1e30 the squared
+// ulps overflow into the slow path below, which measures them exactly). Unlike step 5's one shift
+// per sample, this one never rounds x: a first value far from the rest of its slice costs only its
+// slice mean an error of a few 2^-24 |K - mean|, which the merge weighs by the slice's share. On
+// ordinary inputs it adds a subtraction per value to each pass over shared memory.
 // Out of range, made exact: a sample whose squared deviations overflow float32 (deviations from its
 // mean beyond about 1.8e19, inputs near 1e20..1e30) takes a slow path, a branch uniform over the
 // block, never taken on ordinary inputs. A block whose slice's sum of squares is infinite sums
-// ((x - mloc) * 2^-80)^2 over its slice again from shared memory and publishes it negated (a sum of
-// squares is never negative: the sign marks the scale). Warp 0, seeing a marked triple or an
+// ((x - K - mloc) * 2^-80)^2 over its slice again from shared memory and publishes it negated (a
+// sum of squares is never negative: the sign marks the scale). Warp 0, seeing a marked triple or an
 // infinite merged M2 with a finite mean, merges the team's triples again in units of 2^-80 (means
 // times 2^-80, M2 times 2^-160, marked ones as they are): every deviation of a float32 sample fits
 // that scale (M2 lies in [2^-32, 2^122]), and layer norm is scale-invariant apart from eps, so
@@ -35,7 +45,8 @@
 // entry still gives NaN outputs (rstd_of), as in PyTorch.
 // Launch: grid T * g <= the SM count, block 1024, dynamic shared memory 16 * chunk4 bytes, chunk4 =
 // ceil(M / 4 / g). Limits: M % 4 == 0 and 16-byte aligned x, y, w, b; a sample must fit in the
-// shared memory of all SMs (M up to about 7.6M floats on an H100); one block per SM must fit.
+// shared memory of all SMs (M up to about 7.6M floats on an H100); one block per SM must fit; a
+// slice's sum of x - K must stay finite.
 // Needs: compute capability 8.0 (createpolicy, the L2 evict-last and evict-first cache hints).
 #define THREADS 1024
 #define SLOW_SCALE 0x1p-80f // the slow path's scale, 2^-80 (see the header)
@@ -91,21 +102,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
     for (int n = team; n < N; n += teams) {
         const float4 *x4 = reinterpret_cast<const float4 *>(x + (long long)n * M) + lo;
         float4 *y4 = reinterpret_cast<float4 *>(y + (long long)n * M) + lo;
-        // 1. the slice into shared memory, and its sum
+        const float K = c4 > 0 ? x[(long long)n * M + 4 * lo] : 0.f; // the slice's shift (see the header)
+        // 1. the slice into shared memory, and the sum of x - K
         float s = 0.f;
 #pragma unroll 4
         for (int j = threadIdx.x; j < c4; j += THREADS) {
             const float4 v = __ldcs(x4 + j);
             slice[j] = v;
-            s += (v.x + v.y) + (v.z + v.w);
+            s += ((v.x - K) + (v.y - K)) + ((v.z - K) + (v.w - K));
         }
         const float cnt = 4.f * c4, tot = block_sum(s, sh);
-        const float mloc = cnt > 0.f ? tot / cnt : 0.f;
+        const float mloc = cnt > 0.f ? tot / cnt : 0.f; // the slice's mean is K + mloc
         // 2. the slice's squared deviations from its own mean (each thread reads what it wrote)
         float q = 0.f;
         for (int j = threadIdx.x; j < c4; j += THREADS) {
             const float4 v = slice[j];
-            const float dx = v.x - mloc, dy = v.y - mloc, dz = v.z - mloc, dw = v.w - mloc;
+            const float dx = (v.x - K) - mloc, dy = (v.y - K) - mloc, dz = (v.z - K) - mloc, dw = (v.w - K) - mloc;
             q += (dx * dx + dy * dy) + (dz * dz + dw * dw);
         }
         q = block_sum(q, sh); // the same in every thread: the branch below is uniform over the block
@@ -114,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
             for (int j = threadIdx.x; j < c4; j += THREADS) {
                 const float4 v = slice[j];
                 const float ms = mloc * SLOW_SCALE;
-                const float dx = v.x * SLOW_SCALE - ms, dy = v.y * SLOW_SCALE - ms, dz = v.z * SLOW_SCALE - ms, dw = v.w * SLOW_SCALE - ms;
+                const float dx = (v.x - K) * SLOW_SCALE - ms, dy = (v.y - K) * SLOW_SCALE - ms, dz = (v.z - K) * SLOW_SCALE - ms, dw = (v.w - K) * SLOW_SCALE - ms;
                 r += (dx * dx + dy * dy) + (dz * dz + dw * dw);
             }
             q = -block_sum(r, sh); // negative: in units of 2^-160
@@ -122,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) ln_grid_resident(const 
         // 3. publish the triple, then wait for the team's
         if (threadIdx.x == 0) {
             float *p = partials + 3 * ((long long)n * g + rank);
-            p[0] = cnt, p[1] = mloc, p[2] = q;
+            p[0] = cnt, p[1] = K + mloc, p[2] = q;
             __threadfence(); // the triple is visible before the arrival is counted
             atomicAdd(arrived + n, 1u);
             const long long start = clock64();

@@ -4,6 +4,7 @@ package reduce
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -512,27 +513,19 @@ func TestZeroLengthRowsOnGPU(t *testing.T) {
 }
 
 // The layer norm op forward and backward on the magnitudes a model produces beyond the lesson's
-// uniform inputs, at a length of each path of its dispatch: constant samples (variance 0: y is the
-// bias), constant at 1e30, samples near 1e-30 (variance far below eps), near 1e-3 (variance near
-// eps), near 1e15 (squares near 1e30, still inside float32) and near 2^-130 (subnormals): y, dx,
-// dweight and dbias against the float64 references at LNOpCheck's tolerances. (A sample whose
+// uniform inputs, at a length of each path of its dispatch (lnHostileKinds): constant samples
+// (variance 0: y is the bias), constant at 1e30 and at 10000.3 (values whose float32 sums round),
+// samples near 1e-30 (variance far below eps), near 1e-3 (variance near eps), near 1e15 (squares
+// near 1e30, still inside float32) and near 2^-130 (subnormals): y, dx, dweight and dbias against
+// the float64 references at LNOpCheck's tolerances. (A sample whose
 // spread is far below its mean is ill-conditioned in float32 whatever the algorithm: the lesson's
 // shifted inputs and ShiftedTolerance cover it.)
 func TestLayerNormOpHostile(t *testing.T) {
 	env := labtest.Open(t)
-	kinds := []struct {
-		name       string
-		scale, add float32
-	}{{"constant 3.5", 0, 3.5}, {"constant 1e30", 0, 1e30}, {"near 1e-30", 1e-30, 0}, {"near 1e-3", 1e-3, 0},
-		{"near 1e15", 1e15, 0}, {"near 2^-130", 0x1p-130, 0}}
+	kinds := lnHostileKinds
 	for i, M := range []int{768, 1001, 65540, 300001} {
 		N := len(kinds)
-		xs := Uniform(F32, N*M, -1, 1, uint64(1000+i))
-		for n, k := range kinds {
-			for j := n * M; j < (n+1)*M; j++ {
-				xs[j] = xs[j]*k.scale + k.add
-			}
-		}
+		xs := lnHostileX(kinds, M, uint64(1000+i))
 		r, err := LNOpCheckOn(env, xs, []int{N, M}, 1, uint64(1010+i))
 		if err != nil {
 			t.Fatalf("(%d, %d): %v", N, M, err)
@@ -540,6 +533,56 @@ func TestLayerNormOpHostile(t *testing.T) {
 		t.Log(r)
 		if !r.OK() {
 			t.Errorf("samples %v of (%d, %d): %v", kinds, N, M, r)
+		}
+	}
+}
+
+// Step 6's shift of each slice by its first value costs nothing measurable on ordinary inputs: the
+// kernel timed as it is and with K = 0 (the kernel before the shift: x - 0 compiles to x), both
+// checked first, at the shapes the lesson times it, alternately twice; the shifted kernel's best
+// median must be within 3% of the other's.
+func TestGridResidentShiftCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timings")
+	}
+	env := labtest.Open(t)
+	src, err := kr.Source(LNSteps[5].File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shift = "const float K = c4 > 0 ? x[(long long)n * M + 4 * lo] : 0.f;"
+	if !strings.Contains(src.Code, shift) {
+		t.Fatalf("%s no longer has the line %q", LNSteps[5].File, shift)
+	}
+	unshifted := strings.Replace(src.Code, shift, "const float K = 0.f;", 1)
+	for i, sh := range [][2]int{{128, 262144}, {LNSamples, LNSize}} {
+		p, err := NewLNProblem(env, sh[0], sh[1], uint64(70+i), false, false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := [2]float64{math.Inf(1), math.Inf(1)}
+		for round := range 2 {
+			for j, code := range []string{src.Code, unshifted} {
+				if round == 0 {
+					if res, _, err := p.Check(LNSteps[5], code); err != nil || !res.OK {
+						t.Fatalf("step 6 (shifted %v) on %v: %v %v", j == 0, sh, err, res)
+					}
+				}
+				run, _, err := p.Launcher(LNSteps[5], code)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tm, err := env.Bench.Time(run)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("step 6 on %v, slices shifted %v: %s", sh, j == 0, tm)
+				best[j] = math.Min(best[j], tm.Median)
+			}
+		}
+		p.Free()
+		if best[0] > 1.03*best[1] {
+			t.Errorf("step 6 on %v: shifted %.1f us, unshifted %.1f us: the shift costs more than 3%%", sh, 1e3*best[0], 1e3*best[1])
 		}
 	}
 }
