@@ -20,8 +20,9 @@ type poke struct {
 func (p poke) String() string { return fmt.Sprintf("%s[%d][%d] = %v", p.input, p.row, p.pos, p.v) }
 
 // nonFiniteShapes are the shapes of the non-finite checks: T = 13 and 129 are padded by the tiled
-// steps (to 16, 32 or 128), T = 256 is not; B and C are odd.
-var nonFiniteShapes = []Shape{{B: 3, C: 5, T: 13}, {B: 3, C: 5, T: 129}, {B: 3, C: 5, T: 256}}
+// steps (to 16 or 128), T = 256 is not; B and C are odd, and B = 17 gives the register-tile
+// backward a second block of rows (and its reduce).
+var nonFiniteShapes = []Shape{{B: 3, C: 5, T: 13}, {B: 3, C: 5, T: 129}, {B: 3, C: 5, T: 256}, {B: 17, C: 2, T: 129}}
 
 // pokes are the cases for shape s: each of +inf, -inf and NaN in w, in k and in g, at the first
 // step, a step inside the sequence and the last step, in a middle channel (and batch row).
