@@ -14,6 +14,10 @@
 // k rows sit in shared memory with TT zeros in front (so k[t-d] for t-d < 0 reads 0 and the diagonal
 // needs no branch) and a row stride S with S % 32 == 4: eight lanes of a quarter-warp reading float4s
 // at the same offset hit eight different groups of four banks, so the loads have no bank conflicts.
+// The diagonal block (d0 = t0) sums only its causal products, d <= t (what changed, and why): its
+// lower window is the zero padding in front of the row, and a padded zero times a w' value that is
+// +-inf or NaN is NaN, so an inf in w made earlier outputs of the same tile NaN where the exact
+// forward never meets it. The diagonal is one block per tile, with the mask fixed at compile time.
 // Launch: grid C * ceil(B/32), block 256, dynamic shared 4*(Tpad + 32*S) bytes with Tpad = T rounded
 // up to 16 and S the smallest S >= Tpad+16 with S % 32 == 4. Any B (missing rows read zeros and are
 // not stored) and any T whose shared memory fits the device (T up to about 1700 on an H100; 768, the
@@ -43,6 +47,21 @@ __device__ __forceinline__ void tile_step(float (&acc)[TT], const float (&lo)[TT
     }
 }
 
+// The diagonal block (d0 = t0): acc[i] += sum_{j<=i} wd[j] * up[i-j], up[x] = k[x]; the products
+// with j > i would meet the zero padding in front of the row, which must not multiply w' (0 * inf).
+__device__ __forceinline__ void tile_diag(float (&acc)[TT], const float (&up)[TT], const float *wd) {
+#pragma unroll
+    for (int j4 = 0; j4 < TT; j4 += 4) {
+        const float4 w4 = *reinterpret_cast<const float4 *>(wd + j4);
+        const float wj[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+#pragma unroll
+            for (int i = j4 + jj; i < TT; ++i) acc[i] = fmaf(wj[jj], up[i - (j4 + jj)], acc[i]);
+        }
+    }
+}
+
 __device__ __forceinline__ void load16(float (&v)[TT], const float *p) {
 #pragma unroll
     for (int i = 0; i < TT; i += 4) {
@@ -58,9 +77,9 @@ __device__ __forceinline__ void tile(const float *wr, const float *kr, float *__
 #pragma unroll
     for (int i = 0; i < TT; ++i) acc[i] = eps;
     load16(hi, kr + t0);
-    const int nblk = t0 / TT + 1;  // d0 = 0, TT, ..., t0: later blocks only meet zeros
+    const int nb = t0 / TT;  // full blocks d0 = 0, TT, ..., t0 - TT, then the diagonal d0 = t0
     int d0 = 0;
-    for (int m = 0; m + 1 < nblk; m += 2) {
+    for (int m = 0; m + 1 < nb; m += 2) {
         load16(lo, kr + t0 - d0 - TT);
         tile_step(acc, lo, hi, wr + d0);
         d0 += TT;
@@ -68,9 +87,12 @@ __device__ __forceinline__ void tile(const float *wr, const float *kr, float *__
         tile_step(acc, hi, lo, wr + d0);
         d0 += TT;
     }
-    if (nblk & 1) {
+    if (nb & 1) {
         load16(lo, kr + t0 - d0 - TT);
         tile_step(acc, lo, hi, wr + d0);
+        tile_diag(acc, lo, wr + d0 + TT);  // lo holds k[0 .. TT-1], the diagonal's window
+    } else {
+        tile_diag(acc, hi, wr + d0);
     }
     if (!store) return;
     if ((T & 3) == 0 && t0 + TT <= T) {

@@ -20,11 +20,52 @@
 // B work. dk goes out through a per-warp shared tile so that the stores are coalesced; dw's 16 rows
 // are summed by a fixed shuffle tree and written as one partial per 16 rows, then reduced in order
 // (deterministic, no atomics).
+// Only real products are summed (what changed, and why): a padded zero times a real tap that is
+// +-inf or NaN is NaN, where the exact gradient never meets that tap (an inf in w made dk[u] NaN for
+// every u past it; an inf in k made dw NaN before it; an inf in g leaked into earlier dk and dw). So
+// the steps past T are skipped (the loop ends at T; the block holding T stops at t = T), and in the
+// two blocks a lane pair starts with, where the taps before the diagonal are padded zeros, g is
+// selected (not multiplied) to 0 for the products that are not causal: one select per step there,
+// chosen at compile time per (step, output), so the other blocks run the unchanged 32-FMA steps.
 // Launch (each kernel): grid (C, ceil(B/16)), block Tp/4 with Tp = T rounded up to 128, dynamic shared
 // memory as in the Go plan; then rwkv_bwd_reduce when B > 16. Limits: T <= 1024, shared memory.
 #define TILE 32
 #define ROWS 16
 #define WPAD 32
+
+// One block of TILE steps t = t0 .. t0+TILE-1: acc[i] += g[t] * ring[slot of tap t - o0 - i], where
+// tl[t] is the tap of output (or lag) o0 at step t. MASK is for the blocks that meet padding: the
+// head (t0 <= o0: taps before the diagonal are padded zeros, so g is selected to 0 there instead of
+// multiplied, since 0 * inf would be NaN) and the tail (the block holding T: steps t >= T, where g
+// is a padded zero, are skipped). Step q of output i is causal iff t0+q >= o0+i; with t0 and o0
+// multiples of TILE that is t0 >= o0 for i <= q and t0 > o0 for i > q, so two selects per step do.
+template <bool MASK>
+__device__ __forceinline__ void ring_block(float (&acc)[TILE], float (&ring)[TILE], const float *tl,
+                                           const float *gr, int t0, int o0, int T) {
+    const bool lo = t0 >= o0, hi = t0 > o0;
+#pragma unroll
+    for (int q = 0; q < TILE; ++q) {
+        if (MASK && t0 + q >= T) break;  // warp-uniform: the rest of the block is padding
+        ring[q] = tl[t0 + q];
+        const float gv = gr[t0 + q];
+        const float glo = MASK ? (lo ? gv : 0.f) : gv;  // for outputs i <= q
+        const float ghi = MASK ? (hi ? gv : 0.f) : gv;  // for outputs i > q
+#pragma unroll
+        for (int i = 0; i < TILE; ++i) acc[i] += (i <= q ? glo : ghi) * ring[(q - i) & (TILE - 1)];
+    }
+}
+
+// The block loop of both kernels: blocks from tw (the lower tile of the lane pair) up to T; the first
+// two and the one holding T are masked, the rest are plain.
+__device__ __forceinline__ void ring_loop(float (&acc)[TILE], float (&ring)[TILE], const float *tl,
+                                          const float *gr, int tw, int o0, int T) {
+    for (int t0 = tw; t0 < T; t0 += TILE) {
+        if (t0 >= tw + 2 * TILE && t0 + TILE <= T)
+            ring_block<false>(acc, ring, tl, gr, t0, o0, T);
+        else
+            ring_block<true>(acc, ring, tl, gr, t0, o0, T);
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(256, 2)
 rwkv_bwd_v4_dk(const float *__restrict__ w, const float *__restrict__ k, const float *__restrict__ g,
@@ -60,15 +101,7 @@ rwkv_bwd_v4_dk(const float *__restrict__ w, const float *__restrict__ k, const f
 #pragma unroll
         for (int i = 0; i < TILE; ++i) acc[i] = ring[i] = 0.f;
         const float *wl = sW + WPAD - u0;  // wl[t] = Wz[t - u0]
-        for (int t0 = tw; t0 < Tp; t0 += TILE) {
-#pragma unroll
-            for (int q = 0; q < TILE; ++q) {
-                ring[q] = wl[t0 + q];
-                const float gv = gr[t0 + q];
-#pragma unroll
-                for (int i = 0; i < TILE; ++i) acc[i] += gv * ring[(q - i) & (TILE - 1)];
-            }
-        }
+        ring_loop(acc, ring, wl, gr, tw, u0, T);
 #pragma unroll
         for (int i = 0; i < TILE; ++i) st[lane * 33 + i] = acc[i];
         __syncwarp();
@@ -114,15 +147,7 @@ rwkv_bwd_v4_dw(const float *__restrict__ w, const float *__restrict__ k, const f
 #pragma unroll
         for (int i = 0; i < TILE; ++i) acc[i] = ring[i] = 0.f;
         const float *kl = sK + r * RK + WPAD - s0;  // kl[t] = kz[t - s0]
-        for (int t0 = tw; t0 < Tp; t0 += TILE) {
-#pragma unroll
-            for (int q = 0; q < TILE; ++q) {
-                ring[q] = kl[t0 + q];
-                const float gv = gr[t0 + q];
-#pragma unroll
-                for (int i = 0; i < TILE; ++i) acc[i] += gv * ring[(q - i) & (TILE - 1)];
-            }
-        }
+        ring_loop(acc, ring, kl, gr, tw, s0, T);
         // sum the 16 rows of this half-warp: a fixed butterfly, the same order on every run
 #pragma unroll
         for (int i = 0; i < TILE; ++i) {
