@@ -20,7 +20,8 @@ type Resources struct {
 
 var (
 	ptxasEntry  = regexp.MustCompile(`Compiling entry function '([^']+)'`)
-	ptxasUsed   = regexp.MustCompile(`Used (\d+) registers(?:, (\d+) bytes smem)?`)
+	ptxasUsed   = regexp.MustCompile(`Used (\d+) registers`)
+	ptxasSmem   = regexp.MustCompile(`(\d+) bytes smem`) // on the Used line: CUDA 12 and 13 put ", used N barriers" between
 	ptxasFrame  = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores`)
 	ptxasShared = regexp.MustCompile(`Entry function '([^']+)' uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)`)
 )
@@ -57,8 +58,8 @@ func Usage(log string) []Resources {
 		}
 		if m := ptxasUsed.FindStringSubmatch(line); m != nil {
 			cur.Registers, _ = strconv.Atoi(m[1])
-			if m[2] != "" {
-				cur.SharedBytes, _ = strconv.Atoi(m[2])
+			if m := ptxasSmem.FindStringSubmatch(line); m != nil {
+				cur.SharedBytes, _ = strconv.Atoi(m[1])
 			}
 		}
 		if m := ptxasFrame.FindStringSubmatch(line); m != nil {

@@ -42,3 +42,17 @@ func TestKiB(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// ptxas of CUDA 12 and 13 writes the barriers between the registers and the shared memory; 11.8
+// does not. Both logs give the same figures.
+func TestUsageReadsBothLogFormats(t *testing.T) {
+	for _, line := range []string{
+		"ptxas info    : Used 10 registers, 1024 bytes smem, 352 bytes cmem[0]",
+		"ptxas info    : Used 10 registers, used 1 barriers, 1024 bytes smem, 352 bytes cmem[0]",
+	} {
+		log := "ptxas info    : Compiling entry function 's' for 'sm_90'\n" + line + "\n"
+		if r := Usage(log); len(r) != 1 || r[0].Registers != 10 || r[0].SharedBytes != 1024 {
+			t.Errorf("%q: %+v, want 10 registers and 1024 bytes of shared memory", line, r)
+		}
+	}
+}
