@@ -90,7 +90,12 @@ func convOp() *Op {
 				tol = st.Tol
 			}
 			x, w, b := find(in, "x").Data, find(in, "w").Data, find(in, "bias").Data
-			want := conv.Conv(s, conv.Inputs{X: x, W: w, B: b})
+			// PyTorch's conv2d is a convolution of the input padded with zeros: a padded tap adds
+			// 0 x w, which is NaN where w is infinite. The reference takes that formula (R1); the
+			// lesson's own reference skips padded taps, which is the same on finite filters.
+			ps := s
+			ps.H, ps.W, ps.P = s.H+2*s.P, s.W+2*s.P, 0
+			want := conv.Conv(ps, conv.Inputs{X: zeroPadded(x, s), W: w, B: b})
 			// Each output sums C R R products and the bias, on CUDA cores in float32.
 			mag := conv.Conv(s, conv.Inputs{X: absolute(x), W: absolute(w), B: absolute(b)})
 			bound := sumBounds("float32", mag, func(int) int { return s.C * s.R * s.R }, true)
@@ -100,4 +105,16 @@ func convOp() *Op {
 N, C, H, W, K, R, S, P = META["dims"]
 return {"y": torch.nn.functional.conv2d(I["x"], I["w"], I["bias"], stride=S, padding=P)}`,
 	}
+}
+
+// zeroPadded is x (N, C, H, W) inside a border of s.P zeros on every side: (N, C, H+2P, W+2P).
+func zeroPadded(x []float32, s conv.Shape) []float32 {
+	h, w := s.H+2*s.P, s.W+2*s.P
+	out := make([]float32, s.N*s.C*h*w)
+	for nc := 0; nc < s.N*s.C; nc++ {
+		for i := 0; i < s.H; i++ {
+			copy(out[(nc*h+i+s.P)*w+s.P:], x[(nc*s.H+i)*s.W:(nc*s.H+i+1)*s.W])
+		}
+	}
+	return out
 }
