@@ -83,3 +83,42 @@ func featsBound(s trilinear.Shape, points, g []float64) (mag, bound []float64) {
 	}
 	return mag, bound
 }
+
+// outRoundings is how many float32 roundings the forward's out takes in lesson 07's kernels: the
+// corner weight's eight (featsRoundings less the product with g), then the eight fused
+// multiply-adds that sum w_k f_k, one rounding each. By the rounding model the error is at most
+// 16u times the sum of |w_k| |f_k|, the weights evaluated on absolute values as in featsBound.
+const outRoundings = featsRoundings - 1 + 8
+
+// outBound is out's sum of |terms| and element bound: sum over the 8 corners of |W_k(points[n])|
+// (on absolute values) times |feats[n][k][f]|. Feats that cancel across corners (constant rows of
+// opposite signs) leave out far smaller than its terms: an elementwise tolerance on out alone
+// would hold the kernel to a precision float32 weights cannot give.
+func outBound(s trilinear.Shape, feats, points []float64) (mag, bound []float64) {
+	mag = make([]float64, s.N*s.F)
+	for n := 0; n < s.N; n++ {
+		var ua [3]float64
+		for i := range ua {
+			ua[i] = (math.Abs(trilinear.Clamp(points[3*n+i])) + 1) / 2
+		}
+		for k := 0; k < 8; k++ {
+			w := 1.0
+			for i, bit := range []int{k >> 2 & 1, k >> 1 & 1, k & 1} {
+				if bit == 1 {
+					w *= ua[i]
+				} else {
+					w *= 1 + ua[i]
+				}
+			}
+			for f := 0; f < s.F; f++ {
+				mag[n*s.F+f] += w * math.Abs(feats[(n*8+k)*s.F+f])
+			}
+		}
+	}
+	bound = make([]float64, len(mag))
+	for i, v := range mag {
+		// Two products of factors in each of the 8 weights, and each weight times its feature.
+		bound[i] = check.SumBound(outRoundings, check.U32, v, 24)
+	}
+	return mag, bound
+}

@@ -103,3 +103,64 @@ func TestFMAKeepsTheFirstOverflow(t *testing.T) {
 	}
 	t.Logf("%d of %d four-term FMA sums at 1e30 end as the infinity of the wrong sign", wrong, n)
 }
+
+// The kernels' out, float32 weights summed against feats by fused multiply-adds, is within
+// outBound on constant rows whose corners cancel (feats of +c on some corners and -c on others:
+// out is far smaller than its terms), where the elementwise tolerance on out (the recorded run's
+// two trilinear failures on "constant rows") fails it. A corner swapped, or a weight 1% off,
+// still fails.
+func TestTrilinearOutBound(t *testing.T) {
+	s := trilinear.Shape{N: 2000, F: 4}
+	r := rng(11)
+	points := make([]float32, 3*s.N)
+	for i := range points {
+		points[i] = float32(2.4*r.Float64() - 1.2)
+	}
+	feats := make([]float32, 8*s.N*s.F)
+	for n := 0; n < s.N; n++ {
+		c := float32(math.Exp(20*r.Float64() - 10)) // one constant per point, from 4.5e-5 to 2.2e4
+		for k := 0; k < 8; k++ {
+			v := c
+			if (k^n)&1 == 1 {
+				v = -c
+			}
+			for f := 0; f < s.F; f++ {
+				feats[(n*8+k)*s.F+f] = v
+			}
+		}
+	}
+	kernel := func(swap int, scale float32) []float32 {
+		out := make([]float32, s.N*s.F)
+		for n := 0; n < s.N; n++ {
+			for f := 0; f < s.F; f++ {
+				var o float32
+				for k := 0; k < 8; k++ {
+					w := cornerWeight32(points[3*n:3*n+3], k^swap) * scale
+					o = float32(math.FMA(float64(w), float64(feats[(n*8+k)*s.F+f]), float64(o)))
+				}
+				out[n*s.F+f] = o
+			}
+		}
+		return out
+	}
+	p64, f64 := check.Float64s(points), check.Float64s(feats)
+	out := outRef(s, f64, p64)
+	out.Got = kernel(0, 1)
+	if j := JudgeOutput(out, nil); !j.OK {
+		t.Fatalf("the kernels' float32 out fails its element bound: %s", j.Why)
+	}
+	old := Output{Name: "out", Got: out.Got, Want: out.Want, Tol: trilinear.ForwardTol, Cols: s.F}
+	if j := JudgeOutput(old, nil); j.OK {
+		t.Errorf("the elementwise tolerance passes the cancelling corners: the test no longer shows why out needs its bound")
+	}
+	for _, c := range []struct {
+		what  string
+		swap  int
+		scale float32
+	}{{"corners k and k^1 swapped", 1, 1}, {"every weight 1% off", 0, 1.01}} {
+		out.Got = kernel(c.swap, c.scale)
+		if j := JudgeOutput(out, nil); j.OK {
+			t.Errorf("%s passes", c.what)
+		}
+	}
+}

@@ -19,6 +19,12 @@ func dfeats(s trilinear.Shape, points, g []float64) Output {
 	return Output{Name: "dfeats", Want: trilinear.BackwardFeats(s, points, g, nil), Mag: mag, Bound: bound, Tol: trilinear.FeatsTol, Cols: s.F}
 }
 
+// outRef is the forward's output with its element bound (outBound).
+func outRef(s trilinear.Shape, feats, points []float64) Output {
+	mag, bound := outBound(s, feats, points)
+	return Output{Name: "out", Want: trilinear.Forward(s, feats, points), Mag: mag, Bound: bound, Tol: trilinear.ForwardTol, Cols: s.F}
+}
+
 // trilinearOp is lesson 07's trilinear.GPUOp, forward and backward (dfeats and dpoints).
 func trilinearOp() *Op {
 	return &Op{
@@ -91,7 +97,7 @@ func trilinearOp() *Op {
 				}
 			}
 			return []Output{
-				{Name: "out", Want: trilinear.Forward(s, f64, p64), Tol: trilinear.ForwardTol, Cols: s.F},
+				outRef(s, f64, p64),
 				dfeats(s, p64, g64),
 				{Name: "dpoints", Want: trilinear.BackwardPoints(s, f64, p64, g64, nil), Tol: trilinear.PointsTolerance(s.F, ff, g64), Cols: 3,
 					RowFloor: func(n int) float64 {
