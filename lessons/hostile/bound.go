@@ -58,19 +58,7 @@ const featsRoundings = 9
 func featsBound(s trilinear.Shape, points, g []float64) (mag, bound []float64) {
 	mag = make([]float64, 0, 8*s.N*s.F)
 	for n := 0; n < s.N; n++ {
-		var ua [3]float64
-		for i := range ua {
-			ua[i] = (math.Abs(trilinear.Clamp(points[3*n+i])) + 1) / 2
-		}
-		for k := 0; k < 8; k++ {
-			w := 1.0
-			for i, bit := range []int{k >> 2 & 1, k >> 1 & 1, k & 1} {
-				if bit == 1 {
-					w *= ua[i]
-				} else {
-					w *= 1 + ua[i]
-				}
-			}
+		for _, w := range absWeights(points[3*n : 3*n+3]) {
 			for f := 0; f < s.F; f++ {
 				mag = append(mag, w*math.Abs(g[n*s.F+f]))
 			}
@@ -97,19 +85,7 @@ const outRoundings = featsRoundings - 1 + 8
 func outBound(s trilinear.Shape, feats, points []float64) (mag, bound []float64) {
 	mag = make([]float64, s.N*s.F)
 	for n := 0; n < s.N; n++ {
-		var ua [3]float64
-		for i := range ua {
-			ua[i] = (math.Abs(trilinear.Clamp(points[3*n+i])) + 1) / 2
-		}
-		for k := 0; k < 8; k++ {
-			w := 1.0
-			for i, bit := range []int{k >> 2 & 1, k >> 1 & 1, k & 1} {
-				if bit == 1 {
-					w *= ua[i]
-				} else {
-					w *= 1 + ua[i]
-				}
-			}
+		for k, w := range absWeights(points[3*n : 3*n+3]) {
 			for f := 0; f < s.F; f++ {
 				mag[n*s.F+f] += w * math.Abs(feats[(n*8+k)*s.F+f])
 			}
@@ -121,4 +97,26 @@ func outBound(s trilinear.Shape, feats, points []float64) (mag, bound []float64)
 		bound[i] = check.SumBound(outRoundings, check.U32, v, 24)
 	}
 	return mag, bound
+}
+
+// absWeights are a point's 8 corner weights evaluated on absolute values, the rounding model's
+// magnitude of each: per coordinate |u| = (|clamp(p)| + 1) / 2, and the factor |u| or 1 + |u|.
+func absWeights(p []float64) [8]float64 {
+	var ua [3]float64
+	for i := range ua {
+		ua[i] = (math.Abs(trilinear.Clamp(p[i])) + 1) / 2
+	}
+	var ws [8]float64
+	for k := range ws {
+		w := 1.0
+		for i, bit := range []int{k >> 2 & 1, k >> 1 & 1, k & 1} {
+			if bit == 1 {
+				w *= ua[i]
+			} else {
+				w *= 1 + ua[i]
+			}
+		}
+		ws[k] = w
+	}
+	return ws
 }
