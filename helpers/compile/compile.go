@@ -241,11 +241,7 @@ func CacheDir() (string, error) {
 }
 
 func readCache(key string) (string, error) {
-	dir, err := CacheDir()
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(filepath.Join(dir, key+".ptx"))
+	b, err := readCacheFile(key, ".ptx")
 	if err != nil {
 		return "", err
 	}
@@ -255,7 +251,20 @@ func readCache(key string) (string, error) {
 	return string(b), nil
 }
 
-func writeCache(key, ptx string) {
+func writeCache(key, ptx string) { writeCacheFile(key, ".ptx", []byte(ptx)) }
+
+// readCacheFile reads the cache's entry key with extension ext (".ptx", ".cubin").
+func readCacheFile(key, ext string) ([]byte, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(dir, key+ext))
+}
+
+// writeCacheFile writes the cache's entry key with extension ext whole or not at all (a temporary
+// file renamed into place); a cache that cannot be written is no error, only slower.
+func writeCacheFile(key, ext string, data []byte) {
 	dir, err := CacheDir()
 	if err != nil || os.MkdirAll(dir, 0o755) != nil {
 		return
@@ -264,13 +273,13 @@ func writeCache(key, ptx string) {
 	if err != nil {
 		return
 	}
-	_, werr := tmp.WriteString(ptx)
+	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil {
 		os.Remove(tmp.Name())
 		return
 	}
-	os.Rename(tmp.Name(), filepath.Join(dir, key+".ptx"))
+	os.Rename(tmp.Name(), filepath.Join(dir, key+ext))
 }
 
 var sharedDecl = regexp.MustCompile(`\.shared\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[(\d+)\]`)

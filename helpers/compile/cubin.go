@@ -8,8 +8,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unsafe"
@@ -125,11 +123,7 @@ func runCubin(src Source, flags []string) (image []byte, log string, err error) 
 func nvrtcError(r C.nvrtcResult) string { return C.GoString(C.nvrtcGetErrorString(r)) }
 
 func readCubinCache(key string) ([]byte, error) {
-	dir, err := CacheDir()
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(filepath.Join(dir, key+".cubin"))
+	b, err := readCacheFile(key, ".cubin")
 	if err != nil {
 		return nil, err
 	}
@@ -139,20 +133,4 @@ func readCubinCache(key string) ([]byte, error) {
 	return b, nil
 }
 
-func writeCubinCache(key string, image []byte) {
-	dir, err := CacheDir()
-	if err != nil || os.MkdirAll(dir, 0o755) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, key+".*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(image)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return
-	}
-	os.Rename(tmp.Name(), filepath.Join(dir, key+".cubin"))
-}
+func writeCubinCache(key string, image []byte) { writeCacheFile(key, ".cubin", image) }
