@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -16,19 +17,21 @@ import (
 // Cubin is a source compiled to machine code for one real architecture: the ELF image the driver
 // loads, which nvdisasm turns into SASS.
 type Cubin struct {
-	Name     string        `json:"name"`
-	Image    []byte        `json:"-"`
-	Log      string        `json:"log,omitempty"`
-	Arch     string        `json:"arch"` // the real architecture, sm_90
-	Flags    []string      `json:"flags"`
-	NVRTC    string        `json:"nvrtc"`
-	Cached   bool          `json:"cached"`
+	Name   string   `json:"name"`
+	Image  []byte   `json:"-"`
+	Log    string   `json:"log,omitempty"`
+	Arch   string   `json:"arch"` // the real architecture, sm_90
+	Flags  []string `json:"flags"`
+	NVRTC  string   `json:"nvrtc"`
+	Cached bool     `json:"cached"`
+	// LineInfo says the cubin keeps each instruction's source line (-lineinfo): NVRTC 12 and newer.
+	LineInfo bool          `json:"line_info"`
 	Duration time.Duration `json:"duration_ns"`
 }
 
 // CompileCubin compiles src for the real architecture of opts.Arch (compute_90 and sm_90 both mean
-// sm_90; compute_90a means sm_90a) with -lineinfo, so that every instruction of the machine code
-// keeps the source line it came from. It takes the path Assemble takes (the same flags, the same
+// sm_90; compute_90a means sm_90a) with -lineinfo where lineInfoSafe allows it, so that every
+// instruction of the machine code keeps the source line it came from. It takes the path Assemble takes (the same flags, the same
 // refusal of a source below its declared need) and returns the cubin, cached on disk like PTX.
 // No GPU is needed.
 func CompileCubin(src Source, opts Options) (*Cubin, error) {
@@ -36,7 +39,10 @@ func CompileCubin(src Source, opts Options) (*Cubin, error) {
 		opts.Arch = DefaultArch
 	}
 	opts.Arch = "compute_" + strings.TrimPrefix(strings.TrimPrefix(opts.Arch, "sm_"), "compute_")
-	opts.Extra = append(append([]string(nil), opts.Extra...), "-lineinfo")
+	lineInfo := lineInfoSafe()
+	if lineInfo {
+		opts.Extra = append(append([]string(nil), opts.Extra...), "-lineinfo")
+	}
 	flags, err := Flags(opts)
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s to a cubin: %w", src.Name, err)
@@ -53,7 +59,7 @@ func CompileCubin(src Source, opts Options) (*Cubin, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Cubin{Name: src.Name, Arch: sm, Flags: flags, NVRTC: version}
+	out := &Cubin{Name: src.Name, Arch: sm, Flags: flags, NVRTC: version, LineInfo: lineInfo}
 	key := cacheKey(src.Code, flags, version)
 	if !opts.NoCache {
 		if b, err := readCubinCache(key); err == nil {
@@ -134,3 +140,17 @@ func readCubinCache(key string) ([]byte, error) {
 }
 
 func writeCubinCache(key string, image []byte) { writeCacheFile(key, ".cubin", image) }
+
+// lineInfoSafe reports whether this NVRTC may compile for a real architecture with -lineinfo:
+// NVRTC 11.8 dies of a stack overflow inside nvrtcCompileProgram on some kernels with it for sm_90
+// (lesson 06's 4_half.cu, lesson 02's generic upsample), taking the whole process with it, so
+// before 12 the machine code is made without source lines.
+func lineInfoSafe() bool {
+	v, err := Version()
+	if err != nil {
+		return false
+	}
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= 12
+}

@@ -65,12 +65,14 @@ type Kernel struct {
 
 // Listing is a disassembled cubin.
 type Listing struct {
-	Source  string   // the source's name
-	Code    string   // the source's text, when known (Of sets it): the listing quotes its lines
-	Arch    string   // the real architecture, "sm_90"
-	NVRTC   string   // the NVRTC version that compiled it
-	Tool    string   // the nvdisasm that disassembled it: version and path
-	Kernels []Kernel // in the order of the listing
+	Source string // the source's name
+	Code   string // the source's text, when known (Of sets it): the listing quotes its lines
+	Arch   string // the real architecture, "sm_90"
+	NVRTC  string // the NVRTC version that compiled it
+	Tool   string // the nvdisasm that disassembled it: version and path
+	// LineInfo says the machine code keeps its source lines (compile.Cubin.LineInfo).
+	LineInfo bool
+	Kernels  []Kernel // in the order of the listing
 }
 
 // Kernel returns the kernel named name.

@@ -106,7 +106,7 @@ func Disassemble(c *compile.Cubin) (*Listing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", t, c.Name, err)
 	}
-	return &Listing{Source: c.Name, Arch: c.Arch, NVRTC: c.NVRTC, Tool: t.String(), Kernels: kernels}, nil
+	return &Listing{Source: c.Name, Arch: c.Arch, NVRTC: c.NVRTC, Tool: t.String(), LineInfo: c.LineInfo, Kernels: kernels}, nil
 }
 
 // Of compiles src for the real architecture of opts.Arch (compile.CompileCubin) and disassembles it.

@@ -46,7 +46,11 @@ func CountTable(l *Listing) show.Table {
 // Provenance says how the listing was made: "NVRTC 11.8 for sm_90 (a real architecture, with
 // -lineinfo); disassembled by nvdisasm 11.8 (/usr/bin/nvdisasm)."
 func (l *Listing) Provenance() string {
-	return fmt.Sprintf("Compiled by NVRTC %s for %s; disassembled by %s.", l.NVRTC, l.Arch, l.Tool)
+	p := fmt.Sprintf("Compiled by NVRTC %s for %s; disassembled by %s.", l.NVRTC, l.Arch, l.Tool)
+	if !l.LineInfo {
+		p += " Without source lines: NVRTC before 12 crashes on some kernels compiled with -lineinfo, so it is left off."
+	}
+	return p
 }
 
 // Text is the listing, kernel by kernel, each run of instructions under the source line it came
