@@ -283,6 +283,12 @@ const (
 	jsSASSTables = `Array.from(document.querySelectorAll('#notebook .output_subarea details > summary'))
   .filter((s) => s.textContent.trim().startsWith('SASS of ') && s.parentElement.querySelector('table tr + tr, table tbody tr')).length`
 
+	// jsSASSRefusals counts the outputs that say why a step has no SASS because this NVRTC cannot
+	// compile for its architecture (lesson 08's sm_90a steps under NVRTC 11.8): the view's own
+	// answer there, not a fault. Any other reason (no nvdisasm, say) is not counted.
+	jsSASSRefusals = `Array.from(document.querySelectorAll('#notebook .output_subarea'))
+  .filter((e) => /No SASS for \S+: .*cannot compile for compute_/.test(e.textContent)).length`
+
 	jsNotebookJSON = `JSON.stringify(Jupyter.notebook.toJSON(), null, 1)`
 
 	jsTop = `(() => { const s = document.getElementById('site'); if (s) s.scrollTop = 0; window.scrollTo(0, 0); return true; })()`
@@ -511,16 +517,20 @@ type (
 	}
 )
 
-// missingSASS is the problem of a page that shows no SASS count table, or "".
+// missingSASS is the problem of a page that shows no SASS count table, nor a note that this NVRTC
+// cannot compile a step for its architecture, or "".
 func missingSASS(ctx context.Context) string {
 	n, err := eval[int](ctx, jsSASSTables)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("counting the SASS tables: %v", err)
-	case n == 0:
-		return "no SASS count table (a <details> whose summary starts with \"SASS of \", holding a table) in the outputs"
+	case n > 0:
+		return ""
 	}
-	return ""
+	if r, err := eval[int](ctx, jsSASSRefusals); err == nil && r > 0 {
+		return "" // every step's architecture is beyond this NVRTC, and each output says so
+	}
+	return "no SASS count table (a <details> whose summary starts with \"SASS of \", holding a table) in the outputs, nor a step whose architecture this NVRTC cannot compile for"
 }
 
 // eval evaluates a JavaScript expression in the page and decodes its JSON value.
