@@ -206,6 +206,45 @@ func quoted(f finding, qs []quote) int {
 	return -1
 }
 
+// lessonNotebooks are the numbered notebooks of this folder, in order.
+func lessonNotebooks(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("[0-9][0-9]_*.ipynb")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no notebooks found (%v)", err)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// markdownCell is one markdown cell's index in its notebook and its text.
+type markdownCell struct {
+	Index int
+	Text  string
+}
+
+// markdownCells reads notebook p and returns its markdown cells in order.
+func markdownCells(t *testing.T, p string) []markdownCell {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb struct {
+		Cells []notebookCell `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &nb); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	var out []markdownCell
+	for i, c := range nb.Cells {
+		if c.CellType == "markdown" {
+			out = append(out, markdownCell{i, joinText(c.Source)})
+		}
+	}
+	return out
+}
+
 // notebookCell is the part of a notebook cell the scan reads.
 type notebookCell struct {
 	CellType string          `json:"cell_type"`
@@ -216,35 +255,17 @@ type notebookCell struct {
 // not a listed quote, no making-of word. Each finding is reported as notebook, cell index, figure and
 // sentence. A quote that no cell uses any more fails too, so the list cannot keep stale exceptions.
 func TestNotebookProse(t *testing.T) {
-	paths, err := filepath.Glob("[0-9][0-9]_*.ipynb")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no notebooks found (%v)", err)
-	}
-	sort.Strings(paths)
 	used := map[int]bool{}
 	n := 0
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nb struct {
-			Cells []notebookCell `json:"cells"`
-		}
-		if err := json.Unmarshal(b, &nb); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for i, c := range nb.Cells {
-			if c.CellType != "markdown" {
-				continue
-			}
-			for _, f := range scanMarkdown(joinText(c.Source), quotes, used) {
+	for _, p := range lessonNotebooks(t) {
+		for _, c := range markdownCells(t, p) {
+			for _, f := range scanMarkdown(c.Text, quotes, used) {
 				n++
 				what := "measured figure (" + f.Kind + ")"
 				if f.Kind == "word" {
 					what = "making-of word"
 				}
-				t.Errorf("%s cell %d: %s %q in: %s", p, i, what, f.Figure, f.Sentence)
+				t.Errorf("%s cell %d: %s %q in: %s", p, c.Index, what, f.Figure, f.Sentence)
 			}
 		}
 	}
@@ -368,27 +389,13 @@ func TestGlossaryLinks(t *testing.T) {
 		}
 	}
 	link := regexp.MustCompile(`\]\(\.\./docs/GLOSSARY\.md#([\w-]+)\)`)
-	paths, _ := filepath.Glob("[0-9][0-9]_*.ipynb")
 	links := 0
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nb struct {
-			Cells []notebookCell `json:"cells"`
-		}
-		if err := json.Unmarshal(b, &nb); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for i, c := range nb.Cells {
-			if c.CellType != "markdown" {
-				continue
-			}
-			for _, m := range link.FindAllStringSubmatch(joinText(c.Source), -1) {
+	for _, p := range lessonNotebooks(t) {
+		for _, c := range markdownCells(t, p) {
+			for _, m := range link.FindAllStringSubmatch(c.Text, -1) {
 				links++
 				if !ids[m[1]] {
-					t.Errorf("%s cell %d links to GLOSSARY.md#%s, which docs/GLOSSARY.md does not define", p, i, m[1])
+					t.Errorf("%s cell %d links to GLOSSARY.md#%s, which docs/GLOSSARY.md does not define", p, c.Index, m[1])
 				}
 			}
 		}
