@@ -70,6 +70,9 @@ func (e *Env) Profile(t Trial, code string) error {
 	case err != nil:
 		return err
 	}
+	if err := KeepProfile(f); err != nil { // for the readings cells that cite it
+		show.Note(show.Warning, "This profile could not be kept for the readings cells below: "+err.Error())
+	}
 	return nsight.Show(f)
 }
 
