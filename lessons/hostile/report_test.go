@@ -49,10 +49,7 @@ func TestRecordedRun(t *testing.T) {
 // with the change. The run was made at its receipt's commit; the next recorded run must show
 // them passing, and a listed case that the record no longer has as a failure fails
 // TestRecordedRun, so the list empties when the run is recorded again.
-var judgedSince = map[string]string{
-	"trilinear 1000x64, constant rows":  "out is judged by its element bound, outBound, instead of an elementwise tolerance on out alone; TestTrilinearOutBound",
-	"trilinear 1024x256, constant rows": "out is judged by its element bound, outBound, instead of an elementwise tolerance on out alone; TestTrilinearOutBound",
-}
+var judgedSince = map[string]string{}
 
 // complete is a report that passes Check: one row per path of each op, each distribution and
 // each shape.
