@@ -17,3 +17,10 @@ var FS embed.FS
 //
 //go:embed profiles
 var Profiles embed.FS
+
+// H100 holds the same lessons, and KernelBench's problems, recorded earlier on an NVIDIA H100
+// 80GB HBM3 (h100/<lesson>.json, with its report.md): the second recorded machine that compare
+// sets beside the recorded run above and the reader's GPU.
+//
+//go:embed h100
+var H100 embed.FS

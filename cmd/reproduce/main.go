@@ -102,7 +102,7 @@ func run(out, pick string, quick, refresh bool) error {
 	}
 	if len(runs.Runs) > 0 { // this GPU beside the recorded run and the articles
 		report.WriteString("## This GPU beside the recorded run and the articles\n\n")
-		for _, t := range compare.Tables([]compare.Machine{runs, compare.Recorded()}) {
+		for _, t := range compare.Tables(append([]compare.Machine{runs}, compare.RecordedMachines()...)) {
 			report.WriteString(t.Markdown() + "\n")
 		}
 	}
@@ -173,7 +173,7 @@ func compareRuns(dir, out string) error {
 	if err != nil {
 		return err
 	}
-	machines := append([]compare.Machine{compare.Recorded()}, found...)
+	machines := append(compare.RecordedMachines(), found...)
 	for _, t := range compare.Tables(machines) {
 		fmt.Println(t.Text())
 	}

@@ -117,6 +117,7 @@ func OpenWith(opts Options) (*Env, error) {
 		Method:        b.Method.String(),
 		Date:          time.Now().UTC().Format(time.RFC3339),
 		GoVersion:     runtime.Version(),
+		Commit:        record.ProjectCommit(),
 	}
 	env.Receipt.Host, _ = os.Hostname()
 	bw, err := b.CopyBandwidth(opts.RefreshCopyBandwidth)

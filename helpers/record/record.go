@@ -32,6 +32,7 @@ type Receipt struct {
 	GoVersion     string         `json:"go"`
 	Torch         string         `json:"torch,omitempty"`
 	Host          string         `json:"host,omitempty"`
+	Commit        string         `json:"commit,omitempty"` // the project's commit (ProjectCommit) the run was made at
 }
 
 // PeakFP32 is the FP32 peak in TFLOP/s.
@@ -47,8 +48,12 @@ func (r Receipt) String() string {
 	if r.CUDAHeaders != "" {
 		headers = ", built against CUDA " + r.CUDAHeaders + " headers"
 	}
-	return fmt.Sprintf("%s, driver %s (CUDA %s)%s, NVRTC %s for %s, measured copy bandwidth %.0f GB/s, FP32 peak %.1f TFLOP/s at %d MHz%s; %s; %s",
-		r.Device.Name, r.DriverRelease, r.CUDADriver, headers, r.NVRTC, r.Arch, r.CopyGBps, r.PeakGFLOPS/1e3, r.Device.ClockMHz, torch, r.Method, r.Date)
+	commit := ""
+	if r.Commit != "" {
+		commit = ", commit " + r.Commit
+	}
+	return fmt.Sprintf("%s, driver %s (CUDA %s)%s, NVRTC %s for %s, measured copy bandwidth %.0f GB/s, FP32 peak %.1f TFLOP/s at %d MHz%s; %s; %s%s",
+		r.Device.Name, r.DriverRelease, r.CUDADriver, headers, r.NVRTC, r.Arch, r.CopyGBps, r.PeakGFLOPS/1e3, r.Device.ClockMHz, torch, r.Method, r.Date, commit)
 }
 
 // Record is one measured variant of one case.

@@ -1,14 +1,14 @@
 // Package compare sets GPUs side by side: the runs of the reproduce command on any number of
-// machines (receipts dropped into one folder, a class comparing its machines), the recorded H100
-// run (results/) and the articles' own tables. Times differ by GPU; what is comparable is the share
-// of the GPU a kernel uses, so each measurement is shown as the fraction of the machine's measured
+// machines (receipts dropped into one folder, a class comparing its machines), the recorded runs
+// (results/, and the second machine in results/h100/) and the articles' own tables. Times differ
+// by GPU; what is comparable is the share of the GPU a kernel uses, so each measurement is shown as the fraction of the machine's measured
 // copy bandwidth (memory-bound kernels) or of the peak of its arithmetic on that machine
 // (compute-bound ones: the FP32 peak on the CUDA cores, the datasheet tensor-core peak of its format
 // on tensor cores), whichever the kernel uses more, and as its speedup over PyTorch eager measured
 // on the same machine.
 //
 //	machines, err := compare.Load("class")          // every <lesson>.json under class/, by folder and GPU
-//	machines = append([]compare.Machine{compare.Recorded()}, machines...)
+//	machines = append(compare.RecordedMachines(), machines...)
 //	for _, t := range compare.Tables(machines) { t.Display() }
 package compare
 
@@ -44,15 +44,30 @@ func (m Machine) Device() string {
 	return ""
 }
 
-// Recorded is the recorded run of every lesson (results/, an H100).
-func Recorded() Machine {
+// Recorded is the recorded run of every lesson (results/).
+func Recorded() Machine { return recordedIn(results.FS, "results/") }
+
+// RecordedMachines are the recorded runs of every machine the project keeps: results/ first, then
+// the second machine (results/h100/), when it has runs.
+func RecordedMachines() []Machine {
+	machines := []Machine{Recorded()}
+	if sub, err := fs.Sub(results.H100, "h100"); err == nil {
+		if m := recordedIn(sub, "results/h100/"); len(m.Runs) > 0 {
+			machines = append(machines, m)
+		}
+	}
+	return machines
+}
+
+// recordedIn reads each lesson's <ID>.json from fsys, labelled as recorded in folder.
+func recordedIn(fsys fs.FS, folder string) Machine {
 	m := Machine{Runs: map[string]*record.Run{}}
 	for _, l := range lessons.All() {
-		if r, err := record.LoadFS(results.FS, l.ID); err == nil {
+		if r, err := record.LoadFS(fsys, l.ID); err == nil {
 			m.Runs[l.ID] = r
 		}
 	}
-	m.Label = "recorded " + m.Device() + " (results/)"
+	m.Label = "recorded " + m.Device() + " (" + folder + ")"
 	return m
 }
 
@@ -389,15 +404,15 @@ func nonEmpty(ss []charts.Series) []charts.Series {
 	return out
 }
 
-// Show displays the comparison in a notebook: the recorded H100 run, the receipts found under
+// Show displays the comparison in a notebook: the recorded runs (RecordedMachines), the receipts found under
 // root/rel (a reader's `make reproduce` output, or a class's folder of them) and the articles, as
 // tables and charts. Messages name rel, never the machine's path. Without receipts there it says
 // how to make them and shows the recorded run beside the articles.
 func Show(root, rel string) error {
-	machines := []Machine{Recorded()}
+	machines := RecordedMachines()
 	found, err := Load(filepath.Join(root, rel))
 	if err != nil {
-		show.Note(show.Info, fmt.Sprintf("No receipts in %s/ yet: `make reproduce` (or `go run ./cmd/reproduce -out %s`) writes them there; a class drops each machine's output folder into one folder and points this cell at it. Shown below: the recorded run beside the articles.", rel, rel))
+		show.Note(show.Info, fmt.Sprintf("No receipts in %s/ yet: `make reproduce` (or `go run ./cmd/reproduce -out %s`) writes them there; a class drops each machine's output folder into one folder and points this cell at it. Shown below: the recorded runs beside the articles.", rel, rel))
 	} else {
 		machines = append(machines, found...)
 		var names []string

@@ -61,7 +61,7 @@ func TestCompareTwoMachines(t *testing.T) {
 	if len(found) != 2 || !strings.Contains(found[0].Label, "alice") || found[1].Device() != "NVIDIA L4" {
 		t.Fatalf("machines: %+v", found)
 	}
-	machines := append([]Machine{Recorded()}, found...)
+	machines := append(RecordedMachines(), found...)
 	tabs := Tables(machines)
 	if len(tabs) < 3 {
 		t.Fatalf("%d tables", len(tabs))
@@ -70,7 +70,7 @@ func TestCompareTwoMachines(t *testing.T) {
 	for _, tb := range tabs {
 		all += tb.Text()
 	}
-	for _, want := range []string{"NVIDIA L4 (bob)", "(alice)", "recorded NVIDIA H100", "A100 PCIe 40GB (article)", "GTX 1070M (article)", "% copy BW", "% FP32 peak", "v4 balanced", "pack2x"} {
+	for _, want := range []string{"NVIDIA L4 (bob)", "(alice)", "recorded NVIDIA H200", "recorded NVIDIA H100", "A100 PCIe 40GB (article)", "GTX 1070M (article)", "% copy BW", "% FP32 peak", "v4 balanced", "pack2x"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the tables do not mention %q", want)
 		}
@@ -169,5 +169,24 @@ func TestQuickRunLinesUpWithTheRecordedOne(t *testing.T) {
 				t.Errorf("%s: a dash on one side: %q", tb.Title, row)
 			}
 		}
+	}
+}
+
+func TestRecordedMachinesAreTwoGPUs(t *testing.T) {
+	ms := RecordedMachines()
+	if len(ms) != 2 {
+		t.Fatalf("RecordedMachines gave %d machines, want results/ and results/h100/", len(ms))
+	}
+	if ms[0].Device() == "" || ms[1].Device() == "" || ms[0].Device() == ms[1].Device() {
+		t.Errorf("the recorded machines are %q and %q: want two GPUs", ms[0].Device(), ms[1].Device())
+	}
+	for _, m := range ms {
+		if len(m.Runs) != len(lessons.All()) {
+			t.Errorf("%s has %d runs, want every lesson's %d", m.Label, len(m.Runs), len(lessons.All()))
+		}
+	}
+	cols, _ := lessonColumns(lessons.All()[0], ms)
+	if len(cols) < 2 {
+		t.Errorf("lesson %s shows %d columns, want both machines", lessons.All()[0].ID, len(cols))
 	}
 }
