@@ -9,10 +9,10 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
-// NewDesignShare is the share of a step's lines that it may keep from the step before it and still
-// be shown as a new kernel in full rather than as a diff: below it, almost every line would be
-// marked, and the diff would say less than the source.
-const NewDesignShare = 0.4
+// NewDesignShare is the share of a step's code lines (CodeLines) kept from the step before it below
+// which the step is shown as a kernel of another design, in full, rather than as a diff: almost
+// every line would be marked, and the diff would say less than the source.
+const NewDesignShare = 0.15
 
 // Change is how a step's kernel is shown against the step before it in its lesson's order.
 type Change struct {
@@ -31,11 +31,26 @@ func (c Change) Kind() string {
 	case c.Before.Code == c.Source.Code:
 		return "same file"
 	}
-	_, _, same := diff.Count(c.Lines)
-	if n := len(diff.Split(c.Source.Code)); n > 0 && float64(same) < NewDesignShare*float64(n) {
+	if kept, n := c.CodeLines(); float64(kept) < NewDesignShare*float64(n) {
 		return "new design"
 	}
 	return "diff"
+}
+
+// CodeLines counts the step's code lines (neither comments nor lines of three characters or fewer,
+// such as a brace) and how many of them it keeps from the step before it.
+func (c Change) CodeLines() (kept, n int) {
+	for _, l := range c.Lines {
+		t := strings.TrimSpace(l.Text)
+		if l.Op == diff.Removed || len(t) <= 3 || strings.HasPrefix(t, "//") {
+			continue
+		}
+		n++
+		if l.Op == diff.Same {
+			kept++
+		}
+	}
+	return kept, n
 }
 
 // Show displays the step's kernel as Walk shows it: the first step's source in full; a later step as
@@ -50,8 +65,8 @@ func (c Change) Show() {
 		show.Note(show.Info, fmt.Sprintf("%s runs the same kernel file as step %s (%s): it differs in how that file is compiled or launched (its format, compile-time constants or launch), not in its source, folded below.", c.Step, c.Prev, c.Source.Name))
 		show.SourceCollapsed(c.Source.Name, c.Source.Code)
 	case "new design":
-		_, _, same := diff.Count(c.Lines)
-		show.Note(show.Info, fmt.Sprintf("%s keeps %d of its %d lines from step %s (%s): a kernel of another design rather than a change of that one, so it is shown in full.", c.Step, same, len(diff.Split(c.Source.Code)), c.Prev, c.Before.Name))
+		kept, n := c.CodeLines()
+		show.Note(show.Info, fmt.Sprintf("%s keeps %d of its %d lines of code from step %s (%s): a kernel of another design rather than a change of that one, so it is shown in full, not as a diff.", c.Step, kept, n, c.Prev, c.Before.Name))
 		show.Source(c.Source.Name, c.Source.Code)
 	default:
 		show.Diff("What changed from step "+c.Prev, c.Before.Name, c.Source.Name, c.Before.Code, c.Source.Code)

@@ -45,7 +45,7 @@ func TestChangeShowsEachStepAgainstTheOneBefore(t *testing.T) {
 		{"1", "first", "", []string{"--- 1_naive.cu", "   4    y[i] = x[i];"}, []string{"What changed"}},
 		{"2 shared", "diff", "1 naive", []string{"What changed from step 1 naive", "--- 1_naive.cu\n+++ 2_shared.cu\n", "+  __syncthreads();", "-  y[i] = x[i];", "--- 2_shared.cu\n   1  // step 1"}, nil},
 		{"2 shared FP16", "same file", "2 shared", []string{"same kernel file as step 2 shared (2_shared.cu)", "   6    __syncthreads();"}, []string{"What changed"}},
-		{"3", "new design", "2 shared FP16", []string{"keeps 1 of its 7 lines from step 2 shared FP16 (2_shared.cu)", "   1  #include <mma.h>"}, []string{"What changed"}},
+		{"3", "new design", "2 shared FP16", []string{"keeps 0 of its 6 lines of code from step 2 shared FP16 (2_shared.cu)", "   1  #include <mma.h>"}, []string{"What changed"}},
 	} {
 		c, out := shownChange(t, tc.step)
 		if c.Kind() != tc.kind || c.Prev != tc.prev {

@@ -16,7 +16,7 @@ func TestDiffHTMLColoursAddedAndRemovedLines(t *testing.T) {
 	for _, want := range []string{
 		"What changed from step 1", "+4</span>", "−1</span>", "@@ -1,4 +1,7 @@",
 		diffStyle[2] + `"><span style="color:#999;user-select:none">        2 </span>+   __shared__ float s[256];`, // added: no old number, new number 2
-		diffStyle[1] + `"><span style="color:#999;user-select:none">   3      </span>-   y[i] = x[i];`,              // removed: old number 3
+		diffStyle[1] + `"><span style="color:#999;user-select:none">   3      </span>-   y[i] = x[i];`,             // removed: old number 3
 	} {
 		if !strings.Contains(h, want) {
 			t.Errorf("diff HTML lacks %q:\n%s", want, h)
