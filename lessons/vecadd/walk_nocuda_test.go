@@ -43,7 +43,7 @@ func TestWalkShowsEachStepAsItsChange(t *testing.T) {
 		"What changed from step naive\n--- 1_naive.cu\n+++ 2_gridstride.cu\n@@ ",
 		`-extern "C" __global__ void add_naive(const float *a, const float *b, float *c, int n) {`,
 		`+extern "C" __global__ void add_gridstride(const float *a, const float *b, float *c, long long n) {`,
-		"         c[i] = a[i] + b[i];\n", // a context line
+		"         c[i] = a[i] + b[i];\n",       // a context line
 		"--- 2_gridstride.cu\n   1  // Step 2", // the full source, numbered
 	} {
 		if !strings.Contains(second, want) {
