@@ -197,8 +197,9 @@ func capital(s string) string {
 }
 
 // TryTable pairs the original step's records with the reader's, case by case: both medians, the
-// speedup, the reader's fraction of the copy bandwidth or of the peak of its dtype (FP32, or the
-// datasheet tensor-core peak: whichever it uses more), and the reader's check. faster says the
+// speedup, the reader's share of its own ceiling (show.ShareCell: the copy bandwidth or the peak of
+// its dtype, FP32 or the datasheet tensor-core peak of its format, whichever it uses more; "—" for a
+// kernel under 1% of both, bound by launches or latency), and the reader's check. faster says the
 // reader's kernel was faster on every case.
 func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (show.Table, bool) {
 	t := show.Table{Title: "Your " + step + " beside the original, measured in this run",
@@ -214,10 +215,7 @@ func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (
 			sp = show.Times(o.MedianMS / m.MedianMS)
 			faster = faster && m.MedianMS < o.MedianMS
 		}
-		share := show.Pct(m.PctBW) + " of copy BW"
-		if pct, peak, ok := receipt.FLOPShare(m); ok && pct > m.PctBW || !ok && peak.Tensor() && m.GFLOPs > 0 {
-			share = show.PeakShare(receipt, m) // a tensor-core peak this GPU lacks is said, not replaced
-		}
+		share := show.ShareCell(receipt, m) // of its own ceiling; a tensor-core peak this GPU lacks is said, not replaced
 		chk := "FAIL"
 		if m.Correct {
 			chk = fmt.Sprintf("pass, %s (rel L2 %.1e)", m.Tol, m.RelL2)
@@ -225,7 +223,7 @@ func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (
 		t.Rows = append(t.Rows, []string{m.Case, m.DType, m.Shape, bench.FormatMS(o.MedianMS), bench.FormatMS(m.MedianMS), sp, share, chk})
 	}
 	t.Caption = show.Sentences("Both kernels checked on NaN-poisoned outputs against the float64 reference, then timed by the suite's method in one process.",
-		show.PeakNote(receipt, mine), "Measured: "+receipt.String())
+		show.PeakNote(receipt, mine), show.ShareNote(receipt, mine), "Measured: "+receipt.String())
 	return t, faster
 }
 
