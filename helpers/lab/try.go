@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 )
@@ -28,11 +29,66 @@ type Trial struct {
 	Recorded func(run *record.Run) []record.Record
 	// Close releases what Measure allocated; nil when there is nothing to release.
 	Close func()
+	// Original is the step's own source as a notebook cell copies it (OriginalOf), so that Try can
+	// tell a reader's edit from the unchanged copy (Unedited); "" when the lesson does not give it.
+	Original string
+}
+
+// OriginalOf is a Trial's Original: the text of file in a lesson's kernel folder, "" when the
+// folder has no such file (the step's Compile then names the missing file).
+func OriginalOf(dir compile.Files, file string) string {
+	src, err := dir.Source(file)
+	if err != nil {
+		return ""
+	}
+	return src.Code
+}
+
+// Unedited reports whether code leaves a step as it is: empty, or the step's original source
+// (original) with at most white space changed at the ends of its lines and of the whole. A Try of
+// unedited code shows the step as Walk does, with no comparison of the step with itself.
+func Unedited(code, original string) bool {
+	c := normalized(code)
+	return c == "" || original != "" && c == normalized(original)
+}
+
+// normalized is code without trailing white space on any line, nor blank lines at either end.
+func normalized(code string) string {
+	lines := strings.Split(strings.ReplaceAll(code, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\r")
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// InviteEdit is the line a Try of unedited code ends with: what the reader can do with the cell.
+func InviteEdit(step string) string {
+	return "This is " + step + " as the lesson has it. Edit the kernel in the cell above and run the cell again: your version is then checked and timed beside this one."
+}
+
+// InviteAfter shows InviteEdit(step) when invite is set and the Try it ends returned no error (*err
+// is nil): a lesson's own Try defers it with its named error result.
+func InviteAfter(invite bool, step string, err *error) {
+	if invite && *err == nil {
+		show.Note(show.Info, InviteEdit(step))
+	}
+}
+
+// ReaderCode is the code a lesson's own Try runs in place of step's source: "" for unedited code
+// (Unedited), with invite true when the reader's cell held an unchanged copy, so that the Try shows
+// the step alone and ends with InviteEdit.
+func ReaderCode(code, original string) (mine string, invite bool) {
+	if Unedited(code, original) {
+		return "", strings.TrimSpace(code) != ""
+	}
+	return code, false
 }
 
 // Try compiles code in place of the trial's step and shows its compile report; in the GPU mode it
 // then checks and times the original step and the reader's code in the same run and shows them
-// side by side, the reader's speedup over the original first. In the no-GPU mode it shows the
+// side by side, the reader's speedup over the original first. Code that leaves the step unedited
+// (empty, or the step's source unchanged: Unedited) shows the original step alone, as Walk does,
+// and then a line inviting the reader to edit it. In the no-GPU mode it shows the
 // original's recorded numbers and says that running needs a GPU. A compile error or a wrong result
 // is shown, not returned as a failure of the lab: the reader fixes the kernel and reruns.
 //
@@ -41,10 +97,12 @@ type Trial struct {
 // the GPU is freed. A fault of the reader's kernel is named with its launch (FaultMessage). Before
 // anything is loaded, the reader's source is assembled for the GPU's real architecture, so that
 // static shared memory over the limit is named with the limits, in both modes.
-func (e *Env) Try(t Trial, code string) error {
+func (e *Env) Try(t Trial, code string) (err error) {
 	if t.Close != nil {
 		defer t.Close()
 	}
+	code, invite := ReaderCode(code, t.Original)
+	defer InviteAfter(invite, t.Step, &err)
 	if code != "" {
 		// A step this GPU cannot run is refused whatever the reader wrote: the original's declared
 		// need decides (a copy of the source in a cell may lack the line).
@@ -54,7 +112,7 @@ func (e *Env) Try(t Trial, code string) error {
 	}
 	mark := len(e.built)
 	var reps []record.KernelReport
-	err := e.asReader(code != "", func() (err error) { reps, err = t.Compile(code); return err })
+	err = e.asReader(code != "", func() (err error) { reps, err = t.Compile(code); return err })
 	if err != nil {
 		return err // a *compile.Error (the log with the source lines) or a *LimitError
 	}
@@ -139,8 +197,9 @@ func capital(s string) string {
 }
 
 // TryTable pairs the original step's records with the reader's, case by case: both medians, the
-// speedup, the reader's fraction of the copy bandwidth or of the peak of its dtype (FP32, or the
-// datasheet tensor-core peak: whichever it uses more), and the reader's check. faster says the
+// speedup, the reader's share of its own ceiling (show.ShareCell: the copy bandwidth or the peak of
+// its dtype, FP32 or the datasheet tensor-core peak of its format, whichever it uses more; "—" for a
+// kernel under 1% of both, bound by launches or latency), and the reader's check. faster says the
 // reader's kernel was faster on every case.
 func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (show.Table, bool) {
 	t := show.Table{Title: "Your " + step + " beside the original, measured in this run",
@@ -156,10 +215,7 @@ func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (
 			sp = show.Times(o.MedianMS / m.MedianMS)
 			faster = faster && m.MedianMS < o.MedianMS
 		}
-		share := show.Pct(m.PctBW) + " of copy BW"
-		if pct, peak, ok := receipt.FLOPShare(m); ok && pct > m.PctBW || !ok && peak.Tensor() && m.GFLOPs > 0 {
-			share = show.PeakShare(receipt, m) // a tensor-core peak this GPU lacks is said, not replaced
-		}
+		share := show.ShareCell(receipt, m) // of its own ceiling; a tensor-core peak this GPU lacks is said, not replaced
 		chk := "FAIL"
 		if m.Correct {
 			chk = fmt.Sprintf("pass, %s (rel L2 %.1e)", m.Tol, m.RelL2)
@@ -167,7 +223,7 @@ func TryTable(step string, orig, mine []record.Record, receipt record.Receipt) (
 		t.Rows = append(t.Rows, []string{m.Case, m.DType, m.Shape, bench.FormatMS(o.MedianMS), bench.FormatMS(m.MedianMS), sp, share, chk})
 	}
 	t.Caption = show.Sentences("Both kernels checked on NaN-poisoned outputs against the float64 reference, then timed by the suite's method in one process.",
-		show.PeakNote(receipt, mine), "Measured: "+receipt.String())
+		show.PeakNote(receipt, mine), show.ShareNote(receipt, mine), "Measured: "+receipt.String())
 	return t, faster
 }
 

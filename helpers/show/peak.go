@@ -89,3 +89,53 @@ func Sentences(parts ...string) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// ShareFloor is the share of its ceiling, in percent, under which a step's share is not a useful
+// figure: a kernel that uses less than 1% of both the copy bandwidth and the peak of its format is
+// bound by launches, latency or serialisation, and its time says more than a "0.0%".
+const ShareFloor = 1.0
+
+// StepShare is the share of the GPU a record uses against its own ceiling, and which ceiling: the
+// larger of its share of the measured copy bandwidth and of the peak of its dtype
+// (record.Receipt.FLOPShare: the FP32 peak on the CUDA cores, the datasheet tensor-core peak of its
+// format for a tensor-core step, recomputed from its GFLOP/s, so receipts written before tensor
+// peaks show right). ok is false below ShareFloor of both, and for a tensor-core step on a GPU whose
+// tensor peak is not known: resource then says why ("n/a: ...").
+func StepShare(receipt record.Receipt, r record.Record) (pct float64, resource string, ok bool) {
+	pct, resource = r.PctBW, "copy BW"
+	fp, peak, known := receipt.FLOPShare(r)
+	switch {
+	case known && fp > pct:
+		pct, resource = fp, peak.Label()
+	case !known && peak.Tensor() && r.GFLOPs > 0:
+		return 0, "n/a: " + peak.Missing, false
+	}
+	return pct, resource, pct >= ShareFloor
+}
+
+// ShareCell is a table's cell for StepShare: "92.4% of copy BW", "31.0% of TF32 tensor peak
+// (datasheet)"; "—" below ShareFloor of every ceiling (ShareNote says why); "n/a" for a record with
+// no rate, and "n/a: " and the reason when the GPU's tensor peak is not known.
+func ShareCell(receipt record.Receipt, r record.Record) string {
+	pct, resource, ok := StepShare(receipt, r)
+	switch {
+	case ok:
+		return Pct(pct) + " of " + resource
+	case strings.HasPrefix(resource, "n/a"):
+		return resource
+	case r.MedianMS <= 0 || r.GBps <= 0 && r.GFLOPs <= 0:
+		return "n/a"
+	}
+	return "—"
+}
+
+// ShareNote is a caption's sentence on the "—" share cells of recs (ShareCell): why they have no
+// share; "" when none has.
+func ShareNote(receipt record.Receipt, recs []record.Record) string {
+	for _, r := range recs {
+		if ShareCell(receipt, r) == "—" {
+			return fmt.Sprintf("A share of \"—\" is under %g%% of both the copy bandwidth and the peak of the step's format: such a kernel is bound by launches, latency or serialisation, not by a ceiling of the GPU, and its time is the figure to read.", ShareFloor)
+		}
+	}
+	return ""
+}

@@ -44,3 +44,36 @@ func TestPeakColumnNamesEachPeak(t *testing.T) {
 		t.Errorf("Sentences: %q", got)
 	}
 }
+
+// A share is of the step's own ceiling: a bandwidth-bound step's of the copy bandwidth, a TF32
+// step's of the TF32 tensor peak (never the FP32 peak, even on a receipt that wrote its PctFLOPs
+// against it), a launch-bound kernel's "—" with the caption's note, never "0.0%".
+func TestShareCellIsOfTheStepsOwnCeiling(t *testing.T) {
+	bw := record.Record{DType: "float32", MedianMS: 0.1, GBps: 3000, PctBW: 92.4, GFLOPs: 30, PctFLOPs: 0.04}
+	tf32 := record.Record{DType: "tf32", MedianMS: 1, GBps: 800, PctBW: 24, GFLOPs: 153283, PctFLOPs: 229.1} // an old receipt's % of FP32
+	giou := record.Record{DType: "float32", MedianMS: 0.0066, GBps: 11, PctBW: 0.349, GFLOPs: 12, PctFLOPs: 0.018}
+	for _, c := range []struct {
+		r    record.Record
+		want string
+	}{
+		{bw, "92.4% of copy BW"}, {tf32, "31.0% of TF32 tensor peak (datasheet)"}, {giou, "—"}, {record.Record{DType: "float32"}, "n/a"},
+	} {
+		if got := ShareCell(h100, c.r); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+	if n := ShareNote(h100, []record.Record{bw, giou}); !strings.Contains(n, "under 1% of both the copy bandwidth and the peak") {
+		t.Errorf("note: %q", n)
+	}
+	if n := ShareNote(h100, []record.Record{bw, tf32}); n != "" {
+		t.Errorf("a note with no \"—\" cell: %q", n)
+	}
+	t4 := record.Receipt{Device: gpu.DeviceInfo{Name: "Tesla T4"}, PeakGFLOPS: 8100}
+	if c := ShareCell(t4, tf32); !strings.HasPrefix(c, "n/a: ") {
+		t.Errorf("TF32 on a T4: %q", c)
+	}
+	tab := Records("forward", []record.Record{bw, giou}, h100)
+	if !strings.Contains(tab.Text(), "share of its ceiling") || strings.Contains(tab.Text(), "0.0%") || !strings.Contains(tab.Caption, "bound by launches") {
+		t.Errorf("records table:\n%s", tab.Text())
+	}
+}

@@ -95,10 +95,20 @@ func Error(err error) error {
 }
 
 // Source displays CUDA source with line numbers, the numbers NVRTC's errors refer to.
-func Source(name, code string) {
+func Source(name, code string) { source(name, code, true) }
+
+// SourceCollapsed is Source folded under its file name, for the reader to open (below a diff that
+// shows what changed).
+func SourceCollapsed(name, code string) { source(name, code, false) }
+
+func source(name, code string, open bool) {
 	lines := strings.Split(strings.TrimRight(code, "\n"), "\n")
 	var h, t strings.Builder
-	fmt.Fprintf(&h, `<details open><summary><code>%s</code> (%d lines)</summary><pre style="font-size:12px;line-height:1.35">`, html.EscapeString(name), len(lines))
+	attr := ""
+	if open {
+		attr = " open"
+	}
+	fmt.Fprintf(&h, `<details%s><summary><code>%s</code> (%d lines)</summary><pre style="font-size:12px;line-height:1.35">`, attr, html.EscapeString(name), len(lines))
 	fmt.Fprintf(&t, "--- %s\n", name)
 	for i, l := range lines {
 		fmt.Fprintf(&h, `<span style="color:#999;user-select:none">%4d  </span>%s`+"\n", i+1, html.EscapeString(l))

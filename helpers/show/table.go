@@ -149,11 +149,12 @@ func Ratio(a, b float64) string {
 	return Times(a / b)
 }
 
-// Records is the table of a case's records: time with spread, throughput against the measured peaks,
-// the speedup over each named baseline (ratios of medians from the same run), and correctness.
+// Records is the table of a case's records: time with spread, throughput and its share of the
+// record's own ceiling (ShareCell: the copy bandwidth, the FP32 peak, or the tensor-core peak of
+// its format), the speedup over each named baseline (ratios of medians from the same run), and
+// correctness.
 func Records(title string, recs []record.Record, receipt record.Receipt, baselines ...string) Table {
-	peakHeader, peakCell := PeakColumn(receipt, recs)
-	t := Table{Title: title, Header: []string{"variant", "dtype", "shape", "median", "min .. max", "GB/s", "% copy BW", "GFLOP/s", peakHeader}}
+	t := Table{Title: title, Header: []string{"variant", "dtype", "shape", "median", "min .. max", "GB/s", "GFLOP/s", "share of its ceiling"}}
 	medians := map[string]float64{}
 	for _, r := range recs {
 		medians[r.Variant] = r.MedianMS
@@ -164,17 +165,14 @@ func Records(title string, recs []record.Record, receipt record.Receipt, baselin
 	t.Header = append(t.Header, "check")
 	for _, r := range recs {
 		row := []string{r.Variant, r.DType, r.Shape, bench.FormatMS(r.MedianMS),
-			bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS), Num(r.GBps), Pct(r.PctBW), Num(r.GFLOPs), peakCell(r)}
+			bench.FormatMS(r.MinMS) + " .. " + bench.FormatMS(r.MaxMS), Num(r.GBps), Num(r.GFLOPs), ShareCell(receipt, r)}
 		for _, b := range baselines {
 			row = append(row, Times(medians[b]/r.MedianMS))
 		}
 		row = append(row, verdict(r))
 		t.Rows = append(t.Rows, row)
 	}
-	t.Caption = "Measured: " + receipt.String()
-	if note := PeakNote(receipt, recs); note != "" {
-		t.Caption = note + " " + t.Caption
-	}
+	t.Caption = Sentences(PeakNote(receipt, recs), ShareNote(receipt, recs), "Measured: "+receipt.String())
 	return t
 }
 

@@ -154,15 +154,7 @@ type column struct {
 // it is not a useful figure. A tensor-core step on a GPU whose tensor peak is not known has no
 // share: resource then says why.
 func Share(r record.Record, receipt record.Receipt) (pct float64, resource string, ok bool) {
-	pct, resource = r.PctBW, "copy BW"
-	fp, peak, known := receipt.FLOPShare(r)
-	switch {
-	case known && fp > pct:
-		pct, resource = fp, peak.Label()
-	case !known && peak.Tensor() && r.GFLOPs > 0:
-		return 0, "n/a: " + peak.Missing, false
-	}
-	return pct, resource, pct >= 1
+	return show.StepShare(receipt, r)
 }
 
 // share is Share on a machine's column; an article's own percentage (of a datasheet peak, or ncu's

@@ -92,7 +92,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 		return lab.Trial{}, err
 	}
 	var big, small *Problem
-	return lab.Trial{Step: st.Name, Lesson: ID,
+	return lab.Trial{Step: st.Name, Lesson: ID, Original: lab.OriginalOf(kc.Kernels, st.File),
 		Compile: func(code string) ([]record.KernelReport, error) {
 			if c, ok := RefusedOn(env.Device())[st.Name]; ok {
 				return nil, c.Err()
@@ -186,6 +186,9 @@ func Profile(env *lab.Env, step, code string) error {
 func Walk(env *lab.Env, step string) error {
 	st, err := StepByName(step)
 	if err != nil {
+		return err
+	}
+	if err := lab.ShowChange(ID, Steps, func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return s.Source("") }, st.Name); err != nil {
 		return err
 	}
 	if c, ok := RefusedOn(env.Device())[st.Name]; ok {

@@ -90,7 +90,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 		return lab.Trial{}, err
 	}
 	var p *Problem
-	return lab.Trial{Step: st.Name, Lesson: ID,
+	return lab.Trial{Step: st.Name, Lesson: ID, Original: lab.OriginalOf(kg.Kernels, st.File),
 		Compile: func(code string) ([]record.KernelReport, error) {
 			reps, err := compileReports(env, st, l, code)
 			if err != nil {

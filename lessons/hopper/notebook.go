@@ -12,6 +12,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
+	kh "github.com/cudalessons/cudalessons/kernels/hopper"
 	"github.com/cudalessons/cudalessons/lessons/conv"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 )
@@ -109,7 +110,9 @@ func Walk(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	show.Source(src.Name, src.Code)
+	if err := lab.ShowChange(ID, Steps, func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return s.Source("") }, st.Name); err != nil {
+		return err
+	}
 	run, rerr := env.Shown(Lesson)
 	var rep record.KernelReport
 	found := false
@@ -190,7 +193,7 @@ func compileReport(env *lab.Env, st Step) (record.KernelReport, error) {
 // and 4096^3 in fp16, or in float32 for the float32-in steps; TryConvShape and the deep layer for a
 // convolution), and times it beside the original on the large one. Without a Hopper (or with an
 // NVRTC older than 12.0) it says what it could not do.
-func Try(env *lab.Env, step, code string) error {
+func Try(env *lab.Env, step, code string) (err error) {
 	st, err := StepByName(step)
 	if err != nil {
 		return err
@@ -198,6 +201,8 @@ func Try(env *lab.Env, step, code string) error {
 	if err := NeedHopper(st.Name, env.Device()); err != nil {
 		return err
 	}
+	code, invite := lab.ReaderCode(code, lab.OriginalOf(kh.Kernels, st.File))
+	defer lab.InviteAfter(invite, st.Name, &err)
 	src, err := st.Source(code)
 	if err != nil {
 		return err
@@ -218,9 +223,13 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
-	show.Reports("compile report of your "+st.Kernel, []record.KernelReport{prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)}).Display()
+	whose := "your "
+	if code == "" {
+		whose = "the step's "
+	}
+	show.Reports("compile report of "+whose+st.Kernel, []record.KernelReport{prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)}).Display()
 	if !env.GPU() {
-		show.Note(show.Info, "Your kernel compiled. Checking and timing it needs a Hopper GPU ("+env.Mode.String()+").")
+		show.Note(show.Info, "The kernel compiled. Checking and timing it needs a Hopper GPU ("+env.Mode.String()+").")
 		return nil
 	}
 	err = env.Guarded(st.Name, 0, func() error { return tryMeasured(env, st, code) })
@@ -309,15 +318,21 @@ func tryOn(env *lab.Env, st Step, code, small, large string, open func(i int) (t
 			p.Free()
 			continue
 		}
-		mine, err := p.measure(st, code)
-		if err != nil {
-			p.Free()
-			return err
+		var mine []record.Record
+		if code != "" {
+			if mine, err = p.measure(st, code); err != nil {
+				p.Free()
+				return err
+			}
 		}
 		orig, err := p.measure(st, "")
 		p.Free()
 		if err != nil {
 			return err
+		}
+		if code == "" { // the step as it is: no comparison with itself
+			show.Records(st.Name+", "+large, orig, env.Receipt).Display()
+			continue
 		}
 		for j := range mine {
 			mine[j].Variant = "your " + mine[j].Variant

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
@@ -150,7 +151,9 @@ func Walk(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	show.Source(src.Name, src.Code)
+	if err := lab.ShowChange(ID, Steps, func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return s.Source("") }, st.Name); err != nil {
+		return err
+	}
 	if err := Refusal(st, env.Device()); err != nil {
 		return err
 	}
@@ -205,7 +208,7 @@ func Walk(env *lab.Env, step string) error {
 // report, and in the GPU mode checks it on a NaN-poisoned output against float64 at 4096^3 (every
 // output of a small shape first) and times it beside the original step in the same run. It is how
 // a reader edits any step in the notebook and reruns it.
-func Try(env *lab.Env, step, code string) error {
+func Try(env *lab.Env, step, code string) (err error) {
 	st, err := StepByName(step)
 	if err != nil {
 		return err
@@ -213,6 +216,12 @@ func Try(env *lab.Env, step, code string) error {
 	if err := Refusal(st, env.Device()); err != nil {
 		return err
 	}
+	original := ""
+	if src, err := st.Source(""); err == nil {
+		original = src.Code
+	}
+	code, invite := lab.ReaderCode(code, original)
+	defer lab.InviteAfter(invite, st.Name, &err)
 	var prog *lab.Program
 	if err := env.AsReader(func() (err error) { prog, err = build(env, st, code); return err }); err != nil {
 		return err
@@ -260,6 +269,10 @@ func Try(env *lab.Env, step, code string) error {
 	orig, err := p.Measure("try", st, "")
 	if err != nil {
 		return err
+	}
+	if code == "" { // the step as it is: no comparison with itself
+		show.Records(fmt.Sprintf("%s at %v", st.Name, Article), []record.Record{orig}, env.Receipt).Display()
+		return nil
 	}
 	var mine record.Record
 	err = env.Guarded(st.Name, orig.MedianMS, func() (err error) { mine, err = p.Measure("try", st, code); return err })

@@ -110,7 +110,7 @@ func yours(rec record.Record, code string) record.Record {
 
 func mulTrial(env *lab.Env, s MulStep) lab.Trial {
 	probs := map[DType]*MulProblem{}
-	return lab.Trial{Step: s.Name, Lesson: ID,
+	return lab.Trial{Step: s.Name, Lesson: ID, Original: lab.OriginalOf(ko.Kernels, s.File),
 		Compile: func(code string) ([]record.KernelReport, error) {
 			var ks []string
 			for _, d := range DTypes {
@@ -156,7 +156,7 @@ func mulTrial(env *lab.Env, s MulStep) lab.Trial {
 
 func dotTrial(env *lab.Env, s AtomicStep) lab.Trial {
 	var p *DotProblem
-	return lab.Trial{Step: s.Name, Lesson: ID,
+	return lab.Trial{Step: s.Name, Lesson: ID, Original: lab.OriginalOf(ko.Kernels, s.File),
 		Compile: func(code string) ([]record.KernelReport, error) {
 			return reports(env, s.File, code, nil, []string{s.Kernel})
 		},
@@ -196,7 +196,7 @@ func upTrial(env *lab.Env, s UpStep) lab.Trial {
 	if s.Name == "generic" {
 		prefix = "up_generic_"
 	}
-	return lab.Trial{Step: s.Name, Lesson: ID,
+	return lab.Trial{Step: s.Name, Lesson: ID, Original: lab.OriginalOf(ko.Kernels, s.File),
 		Compile: func(code string) ([]record.KernelReport, error) {
 			var ks []string
 			for _, d := range DTypes {

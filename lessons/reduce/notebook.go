@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/check"
@@ -227,11 +228,13 @@ var trySoftmaxShapes = [][3]int{{1, 1, 0}, {3, 5, 0}, {5, 37, 0}, {4, 128, 1}, {
 // compile report, and on a GPU checks it on small awkward shapes (every element; a shape the step
 // refuses is shown with the plan's reason) and at the step's own shape, then times it beside the
 // original step in the same run.
-func TrySoftmax(env *lab.Env, step, code string) error {
+func TrySoftmax(env *lab.Env, step, code string) (err error) {
 	s, err := SoftmaxStepByName(step)
 	if err != nil {
 		return err
 	}
+	code, invite := lab.ReaderCode(code, lab.OriginalOf(kr.Kernels, s.File))
+	defer lab.InviteAfter(invite, s.Name, &err)
 	if c, ok := RefusedOn(env.Device())[s.Name]; ok {
 		return c.Err()
 	}
@@ -269,6 +272,7 @@ func TrySoftmax(env *lab.Env, step, code string) error {
 			return out
 		})
 	}
+	checks := lab.ShapeChecks{Title: s.Name + " on awkward shapes (every element checked)"}
 	for i, sh := range trySoftmaxShapes {
 		p, err := NewSoftmaxProblem(env, d, sh[0], sh[1], uint64(900+i), sh[2])
 		if err != nil {
@@ -276,11 +280,11 @@ func TrySoftmax(env *lab.Env, step, code string) error {
 		}
 		res, _, err := p.Check(s, code)
 		p.Free()
-		label := shape(sh[0], sh[1])
-		if wrong, err := showTryCheck(label, sh[2] > 0, res, err); wrong || err != nil {
+		if wrong, err := addTryCheck(&checks, shape(sh[0], sh[1]), sh[2] > 0, res, err); wrong || err != nil {
 			return err
 		}
 	}
+	checks.Table().Display()
 	p, err := NewSoftmaxProblem(env, d, rows, cols, 11, 0)
 	if err != nil {
 		return err
@@ -324,7 +328,8 @@ func WalkSoftmax(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	if err := ShowSource(s.File); err != nil {
+	name := func(s SoftmaxStep) string { return s.Name }
+	if err := lab.ShowChange(ID+" softmax", SoftmaxSteps, name, func(s SoftmaxStep) (compile.Source, error) { return kr.Source(s.File) }, s.Name); err != nil {
 		return err
 	}
 	return TrySoftmax(env, step, "")
@@ -334,11 +339,13 @@ func WalkSoftmax(env *lab.Env, step string) error {
 var tryLNShapes = [][3]int{{1, 1, 0}, {3, 7, 0}, {2, 1000, 0}, {5, 4099, 0}, {4, 4100, 1}, {3, 65536, 0}, {2, 70000, 0}}
 
 // TryLayerNorm is TrySoftmax for a layer norm step (code replaces the step's File).
-func TryLayerNorm(env *lab.Env, step, code string) error {
+func TryLayerNorm(env *lab.Env, step, code string) (err error) {
 	s, err := LNStepByName(step)
 	if err != nil {
 		return err
 	}
+	code, invite := lab.ReaderCode(code, lab.OriginalOf(kr.Kernels, s.File))
+	defer lab.InviteAfter(invite, s.Name, &err)
 	if c, ok := RefusedOn(env.Device())[s.Name]; ok {
 		return c.Err()
 	}
@@ -364,6 +371,7 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 			return []record.Record{r}
 		})
 	}
+	checks := lab.ShapeChecks{Title: s.Name + " on awkward shapes (every element checked)"}
 	for i, sh := range tryLNShapes {
 		p, err := NewLNProblem(env, sh[0], sh[1], uint64(700+i), false, false, sh[2])
 		if err != nil {
@@ -372,10 +380,11 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 		res, _, err := p.Check(s, code)
 		p.Free()
 		label := fmt.Sprintf("(%d, %d)", sh[0], sh[1])
-		if wrong, err := showTryCheck(label, sh[2] > 0, res, err); wrong || err != nil {
+		if wrong, err := addTryCheck(&checks, label, sh[2] > 0, res, err); wrong || err != nil {
 			return err
 		}
 	}
+	checks.Table().Display()
 	p, err := NewLNProblem(env, tn, tm, 12, false, false, 0)
 	if err != nil {
 		return err
@@ -415,30 +424,40 @@ func WalkLayerNorm(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	if err := ShowSource(s.File); err != nil {
+	name := func(s LNStep) string { return s.Name }
+	if err := lab.ShowChange(ID+" layer norm", LNSteps, name, func(s LNStep) (compile.Source, error) { return kr.Source(s.File) }, s.Name); err != nil {
 		return err
 	}
 	return TryLayerNorm(env, step, "")
 }
 
-// showTryCheck shows the check of an edited step on one shape of a Try: refused before launch (the
-// shapes go on), wrong (wrong is true: nothing is timed), or right on every element. err is a
-// failure of the lab itself, named with the shape.
-func showTryCheck(label string, misaligned bool, res check.Result, err error) (wrong bool, _ error) {
+// addTryCheck adds the check of a step on one shape of a Try to its table: refused before launch
+// (the shapes go on), right on every element, or wrong (wrong is true: the table so far is shown
+// with a note saying what was wrong, and nothing is timed). err is a failure of the lab itself,
+// named with the shape.
+func addTryCheck(checks *lab.ShapeChecks, label string, misaligned bool, res check.Result, err error) (wrong bool, _ error) {
 	if misaligned {
 		label += " misaligned view"
 	}
 	var refused *Refusal
 	switch {
 	case errors.As(err, &refused):
-		show.Note(show.Info, fmt.Sprintf("%s: refused before launch: %v", label, err))
+		checks.Refuse(label, refused.Err)
 	case err != nil:
 		return false, fmt.Errorf("%s: %w", label, err)
 	case !res.OK:
-		show.Note(show.Warning, fmt.Sprintf("%s: %s", label, res))
+		checks.Wrong(label, res.String())
+		checks.Table().Display()
+		show.Note(show.Warning, fmt.Sprintf("%s: %v", label, res.Err()))
 		return true, nil
 	default:
-		show.Note(show.Success, fmt.Sprintf("%s (every element): %s", label, res))
+		checks.Pass(label, checkFigure(res))
 	}
 	return false, nil
+}
+
+// checkFigure is a passing check's figure for a table cell: its errors and bound, without the verdict.
+func checkFigure(res check.Result) string {
+	s := strings.TrimSpace(strings.TrimPrefix(res.String(), "PASS"))
+	return strings.ReplaceAll(strings.ReplaceAll(s, "  (", " ("), "  ", ", ")
 }

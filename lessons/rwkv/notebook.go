@@ -161,7 +161,9 @@ func Walk(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	show.Source(src.Name, src.Code)
+	if err := lab.ShowChange(ID, Steps, func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return s.Source("") }, st.Name); err != nil {
+		return err
+	}
 	if err := Refusal(st.Name, env.Device()); err != nil {
 		return err
 	}

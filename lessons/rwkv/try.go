@@ -5,6 +5,7 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
+	kr "github.com/cudalessons/cudalessons/kernels/rwkv"
 )
 
 // TryRows is how many (b,c) rows a Try checks at the article's shape (and as many channels' worth
@@ -31,7 +32,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 			return lab.Trial{}, err
 		}
 		var p *BackwardProblem
-		return lab.Trial{Step: st.Name, Lesson: ID,
+		return lab.Trial{Step: st.Name, Lesson: ID, Original: lab.OriginalOf(kr.Kernels, st.File),
 			Compile: func(code string) ([]record.KernelReport, error) {
 				return BackwardCompileReports(env, st.WithCode(code), s)
 			},
@@ -63,7 +64,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 		return lab.Trial{}, err
 	}
 	var p *Problem
-	return lab.Trial{Step: st.Name, Lesson: ID,
+	return lab.Trial{Step: st.Name, Lesson: ID, Original: lab.OriginalOf(kr.Kernels, st.File),
 		Compile: func(code string) ([]record.KernelReport, error) {
 			rep, err := compileReport(env, st, s, code)
 			return []record.KernelReport{rep}, err

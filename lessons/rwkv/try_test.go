@@ -55,7 +55,7 @@ func TestTryEveryStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Try(env, name, src.Code); err != nil {
+		if err := Try(env, name, "// my copy\n"+src.Code); err != nil { // an edit: the reader's path
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -82,7 +82,7 @@ func Walk(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	if err := ShowSource(st.File); err != nil {
+	if err := lab.ShowChange(ID, Steps, func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return kt.Source(s.File) }, st.Name); err != nil {
 		return err
 	}
 	run, rerr := env.Shown(Lesson)
@@ -139,11 +139,13 @@ func Walk(env *lab.Env, step string) error {
 // compile report; in the GPU mode it checks it at the article's shape on NaN-poisoned outputs
 // (2048 random points) and times it beside the original step, in the same run. It is how a reader
 // edits any step in the notebook and reruns it.
-func Try(env *lab.Env, step, code string) error {
+func Try(env *lab.Env, step, code string) (err error) {
 	st, err := StepByName(step)
 	if err != nil {
 		return err
 	}
+	code, invite := lab.ReaderCode(code, lab.OriginalOf(kt.Kernels, st.File))
+	defer lab.InviteAfter(invite, st.Name, &err)
 	l, err := st.PlanFor(ArticleShape, env.Receipt.Device, true)
 	if err != nil {
 		return err
@@ -166,7 +168,7 @@ func Try(env *lab.Env, step, code string) error {
 				show.Records("recorded "+st.Name, []record.Record{r}, run.Receipt).Display()
 			}
 		}
-		show.Note(show.Info, "Your kernel compiled. Running, checking and timing it needs a GPU ("+env.Mode.String()+").")
+		show.Note(show.Info, capitalWho(code)+" compiled. Running, checking and timing it needs a GPU ("+env.Mode.String()+").")
 		return nil
 	}
 	p, err := NewProblem(env, ArticleShape, 11, -1, 1, 2048, 0)
@@ -178,6 +180,11 @@ func Try(env *lab.Env, step, code string) error {
 	if err != nil {
 		return err
 	}
+	title := fmt.Sprintf("%s at %v (checked on %s)", st.Name, ArticleShape, p.Checked())
+	if code == "" { // the step as it is: no comparison with itself
+		show.Records(title, []record.Record{orig}, env.Receipt).Display()
+		return nil
+	}
 	var mine record.Record
 	err = env.Guarded(st.Name, orig.MedianMS, func() (err error) { mine, err = p.Measure(st, code, st.Name+" (this cell)"); return err })
 	if lab.ShowFault(st.Name, err, "") {
@@ -187,7 +194,7 @@ func Try(env *lab.Env, step, code string) error {
 	if mine.MedianMS > 0 || err == nil {
 		recs = append(recs, mine)
 	}
-	show.Records(fmt.Sprintf("%s at %v (checked on %s)", st.Name, ArticleShape, p.Checked()), recs, env.Receipt, st.Name).Display()
+	show.Records(title, recs, env.Receipt, st.Name).Display()
 	if err != nil {
 		show.Note(show.Warning, "Your kernel is not correct yet: "+err.Error())
 	}
@@ -255,4 +262,12 @@ func Reports(env *lab.Env) error {
 	return env.ShowTable(Lesson, func(run *record.Run) show.Table {
 		return show.Reports("Compile reports at the article's shape", run.Kernels)
 	})
+}
+
+// capitalWho names the kernel a Try compiled: the reader's, or the step's own for unedited code.
+func capitalWho(code string) string {
+	if code == "" {
+		return "The step's kernel"
+	}
+	return "Your kernel"
 }

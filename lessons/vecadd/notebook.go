@@ -17,11 +17,9 @@ func Walk(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	src, err := kv.Source(s.File)
-	if err != nil {
+	if err := lab.ShowChange(ID, Steps, func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return kv.Source(s.File) }, s.Name); err != nil {
 		return err
 	}
-	show.Source(src.Name, src.Code)
 	return walkRun(env, step, "")
 }
 
@@ -38,7 +36,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 		return lab.Trial{}, err
 	}
 	var p *Problem
-	return lab.Trial{Step: s.Name, Lesson: ID,
+	return lab.Trial{Step: s.Name, Lesson: ID, Original: lab.OriginalOf(kv.Kernels, s.File),
 		Compile: func(code string) ([]record.KernelReport, error) {
 			source, err := sourceOf(s, code)
 			if err != nil {
