@@ -16,7 +16,7 @@ var exerciseShapes = [][2]int{{1, 1}, {3, 1}, {5, 37}, {7, 1000}, {2, 4099}, {64
 // Exercises are the lesson's exercises.
 var Exercises = []lab.Exercise{
 	{
-		Number: 1, Title: "Exercise 1: reduce with warp shuffles", Kernel: "softmax_ex1",
+		Number: 1, Title: "Exercise 1: reduce with warp shuffles", Kernel: "softmax_ex1", Notebook: SoftmaxNotebook,
 		Task: "`softmax_ex1` is step 2: a block of 256 threads per row, whose maximum and sum go through a 256-float shared-memory tree " +
 			"with a barrier per level. Rewrite `block_max` and `block_sum` with `__shfl_xor_sync`: reduce inside each warp (5 shuffles), " +
 			"put one value per warp in shared memory (at most 32 floats), one barrier, and reduce those values with shuffles again. " +
@@ -29,7 +29,7 @@ var Exercises = []lab.Exercise{
 		},
 	},
 	{
-		Number: 2, Title: "Exercise 2: the online softmax update", Kernel: "softmax_ex2",
+		Number: 2, Title: "Exercise 2: the online softmax update", Kernel: "softmax_ex2", Notebook: SoftmaxNotebook,
 		Task: "`softmax_ex2` finds each row's maximum and sum in ONE pass: every thread folds its values into a running pair (m, s), " +
 			"the sum of exp(x - m) over the values seen so far, and the pairs of all threads are merged with shuffles and shared memory. " +
 			"Its `merge` is wrong: it adds two sums taken relative to different maxima. Fix `merge` so that the pair of the union " +
