@@ -345,6 +345,7 @@ func TrySoftmax(env *lab.Env, step, code string) error {
 			return out
 		})
 	}
+	checks := newTryChecks(s.Name)
 	for i, sh := range trySoftmaxShapes {
 		p, err := NewSoftmaxProblem(env, d, sh[0], sh[1], uint64(900+i), sh[2])
 		if err != nil {
@@ -352,11 +353,11 @@ func TrySoftmax(env *lab.Env, step, code string) error {
 		}
 		res, _, err := p.Check(s, code)
 		p.Free()
-		label := shape(sh[0], sh[1])
-		if wrong, err := showTryCheck(label, sh[2] > 0, res, err); wrong || err != nil {
+		if wrong, err := checks.add(shape(sh[0], sh[1]), sh[2] > 0, res, err); wrong || err != nil {
 			return err
 		}
 	}
+	checks.show()
 	p, err := NewSoftmaxProblem(env, d, rows, cols, 11, 0)
 	if err != nil {
 		return err
@@ -441,6 +442,7 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 			return []record.Record{r}
 		})
 	}
+	checks := newTryChecks(s.Name)
 	for i, sh := range tryLNShapes {
 		p, err := NewLNProblem(env, sh[0], sh[1], uint64(700+i), false, false, sh[2])
 		if err != nil {
@@ -448,11 +450,11 @@ func TryLayerNorm(env *lab.Env, step, code string) error {
 		}
 		res, _, err := p.Check(s, code)
 		p.Free()
-		label := fmt.Sprintf("(%d, %d)", sh[0], sh[1])
-		if wrong, err := showTryCheck(label, sh[2] > 0, res, err); wrong || err != nil {
+		if wrong, err := checks.add(fmt.Sprintf("(%d, %d)", sh[0], sh[1]), sh[2] > 0, res, err); wrong || err != nil {
 			return err
 		}
 	}
+	checks.show()
 	p, err := NewLNProblem(env, tn, tm, 12, false, false, 0)
 	if err != nil {
 		return err
@@ -498,24 +500,43 @@ func WalkLayerNorm(env *lab.Env, step string) error {
 	return TryLayerNorm(env, step, "")
 }
 
-// showTryCheck shows the check of an edited step on one shape of a Try: refused before launch (the
-// shapes go on), wrong (wrong is true: nothing is timed), or right on every element. err is a
-// failure of the lab itself, named with the shape.
-func showTryCheck(label string, misaligned bool, res check.Result, err error) (wrong bool, _ error) {
+// tryChecks are a Try's checks on its small awkward shapes, one row per shape in one table: pass
+// (every element right), refused before launch with the plan's reason, or wrong.
+type tryChecks struct{ t show.Table }
+
+func newTryChecks(step string) *tryChecks {
+	return &tryChecks{t: show.Table{Title: step + ": checked on small awkward shapes (every element, NaN-poisoned outputs, float64 reference)",
+		Header: []string{"shape", "verdict", "what the check found"}}}
+}
+
+// add records the check on one shape: refused before launch (the shapes go on), wrong (the table
+// is shown with a warning, and wrong is true: nothing is timed), or right on every element. err is
+// a failure of the lab itself, named with the shape, after the table so far is shown.
+func (c *tryChecks) add(label string, misaligned bool, res check.Result, err error) (wrong bool, _ error) {
 	if misaligned {
 		label += " misaligned view"
 	}
 	var refused *Refusal
 	switch {
 	case errors.As(err, &refused):
-		show.Note(show.Info, fmt.Sprintf("%s: refused before launch: %v", label, err))
+		c.t.Rows = append(c.t.Rows, []string{label, "refused before launch", err.Error()})
 	case err != nil:
+		c.show()
 		return false, fmt.Errorf("%s: %w", label, err)
 	case !res.OK:
+		c.t.Rows = append(c.t.Rows, []string{label, "WRONG", res.String()})
+		c.show()
 		show.Note(show.Warning, fmt.Sprintf("%s: %s", label, res))
 		return true, nil
 	default:
-		show.Note(show.Success, fmt.Sprintf("%s (every element): %s", label, res))
+		c.t.Rows = append(c.t.Rows, []string{label, "pass", res.String()})
 	}
 	return false, nil
+}
+
+// show displays the table, when it has a row.
+func (c *tryChecks) show() {
+	if len(c.t.Rows) > 0 {
+		c.t.Display()
+	}
 }
