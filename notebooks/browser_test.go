@@ -205,8 +205,9 @@ func TestNotebooksInBrowser(t *testing.T) {
 	}
 }
 
-// walkCall is a lesson's Walk called in a cell: it shows each step's SASS count table.
-var walkCall = regexp.MustCompile(`\b[a-z]+\.Walk\(env\b`)
+// walkCall is a lesson's Walk called in a cell (Walk, or lesson 04's WalkSoftmax and
+// WalkLayerNorm): it shows each step's SASS count table.
+var walkCall = regexp.MustCompile(`\b[a-z]+\.Walk[A-Za-z]*\(env\b`)
 
 // walksSteps reports whether the notebook at path walks its lesson's steps (a cell calls a lesson's
 // Walk), so that its page must show a SASS count table.
@@ -425,6 +426,9 @@ func brokenCopy(t *testing.T, root, dir string) (string, int) {
 func TestWalksSteps(t *testing.T) {
 	if !walksSteps(t, "00_setup.ipynb") || !walksSteps(t, "03_matmul.ipynb") {
 		t.Error("00 and 03 walk their steps")
+	}
+	if !walksSteps(t, "04_softmax.ipynb") || !walksSteps(t, "04b_layernorm.ipynb") {
+		t.Error("both notebooks of lesson 04 walk their steps")
 	}
 	if walksSteps(t, mistakesNotebook) {
 		t.Error("the mistakes notebook walks no step")

@@ -209,7 +209,7 @@ func quoted(f finding, qs []quote) int {
 // lessonNotebooks are the numbered notebooks of this folder, in order.
 func lessonNotebooks(t *testing.T) []string {
 	t.Helper()
-	paths, err := filepath.Glob("[0-9][0-9]_*.ipynb")
+	paths, err := filepath.Glob("[0-9][0-9]*_*.ipynb") // 04_softmax, 04b_layernorm, ...
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no notebooks found (%v)", err)
 	}

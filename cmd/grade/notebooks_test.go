@@ -13,20 +13,24 @@ import (
 	"github.com/cudalessons/cudalessons/lessons"
 )
 
-// committed returns the committed notebook of every lesson that has exercises.
+// committed returns every committed notebook that holds exercises (a lesson of several notebooks
+// may hold them in some of them only).
 func committed(t *testing.T) []string {
 	t.Helper()
 	var paths []string
 	for _, l := range lessons.All() {
-		if len(l.Exercises) == 0 {
-			continue
+		for _, nb := range l.NotebookFiles() {
+			xs := l.ExercisesIn(nb)
+			if len(xs) == 0 {
+				continue
+			}
+			p := filepath.Join("..", "..", "notebooks", nb)
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("lesson %s has %d exercises in %s, a notebook that does not exist", l.ID, len(xs), p)
+				continue
+			}
+			paths = append(paths, p)
 		}
-		p := filepath.Join("..", "..", "notebooks", l.ID+".ipynb")
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("lesson %s has %d exercises but no notebook %s", l.ID, len(l.Exercises), p)
-			continue
-		}
-		paths = append(paths, p)
 	}
 	if len(paths) == 0 {
 		t.Fatal("no lesson has exercises")
@@ -34,14 +38,12 @@ func committed(t *testing.T) []string {
 	return paths
 }
 
-// exercises counts the exercises of the lessons of the notebooks.
+// exercises counts the exercises the notebooks hold.
 func exercises(paths []string) int {
 	n := 0
 	for _, p := range paths {
 		for _, l := range lessons.All() {
-			if strings.Contains(filepath.Base(p), l.ID) {
-				n += len(l.Exercises)
-			}
+			n += len(l.ExercisesIn(p))
 		}
 	}
 	return n
@@ -101,11 +103,11 @@ func TestCommittedCellsHoldTheStarters(t *testing.T) {
 			}
 		}
 		for _, l := range lessons.All() {
-			if !strings.Contains(p, l.ID) {
+			if !l.HasNotebook(p) {
 				continue
 			}
-			if len(found) != len(l.Exercises) {
-				t.Errorf("%s: %d exercise cells for %d exercises", p, len(found), len(l.Exercises))
+			if xs := l.ExercisesIn(p); len(found) != len(xs) {
+				t.Errorf("%s: %d exercise cells for %d exercises", p, len(found), len(xs))
 			}
 		}
 	}

@@ -1,7 +1,8 @@
 // Package diagram draws the notebooks' pictures of ideas as SVG: a warp's addresses coalescing into
 // sectors, the RWKV triangle of work, SGEMM's block, warp and lane tiles, bank conflicts and the XOR
 // swizzle, the mma.sync and wgmma fragments' lane maps, the online softmax merge, a cluster's
-// distributed shared memory, im2col and the pool windows, the trilinear cell and the TMA ring.
+// distributed shared memory, Welford's triples merged by Chan's formula, im2col and the pool
+// windows, the trilinear cell and the TMA ring.
 //
 // Every fact a diagram shows (sectors touched, passes of a shared-memory access, which lane holds an
 // element, the weights of a corner, when a stage is reloaded) comes from a function of facts.go,

@@ -131,6 +131,34 @@ func Merge(a, b Pair) Pair {
 	return Pair{M: m, S: a.S*math.Exp(a.M-m) + b.S*math.Exp(b.M-m)}
 }
 
+// Triple is a layer norm partial over part of a sample: its count N, its mean and M2, the sum of
+// squared deviations from that mean (Welford's running statistics).
+type Triple struct{ N, Mean, M2 float64 }
+
+// Stats is the triple of the values xs, by Welford's update one value at a time.
+func Stats(xs []float64) Triple {
+	var t Triple
+	for _, x := range xs {
+		t = Chan(t, Triple{N: 1, Mean: x})
+	}
+	return t
+}
+
+// Chan merges the triples of two parts into the triple of both (Chan, Golub and LeVeque):
+// d = mean_b - mean_a, mean = mean_a + d*n_b/n, M2 = M2_a + M2_b + d^2*n_a*n_b/n. An empty part
+// gives the other unchanged.
+func Chan(a, b Triple) Triple {
+	switch {
+	case a.N == 0:
+		return b
+	case b.N == 0:
+		return a
+	}
+	n := a.N + b.N
+	d := b.Mean - a.Mean
+	return Triple{N: n, Mean: a.Mean + d*b.N/n, M2: a.M2 + b.M2 + d*d*a.N*b.N/n}
+}
+
 // ConvGeom is a 2-D convolution's geometry on one channel: an H x W input, an R x R filter, stride
 // and padding.
 type ConvGeom struct{ H, W, R, Stride, Pad int }

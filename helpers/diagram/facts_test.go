@@ -163,6 +163,31 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// Chan's merge of two parts' triples is the two-pass mean and sum of squared deviations of the
+// whole sample, wherever it is cut (an empty part included).
+func TestChan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 100; trial++ {
+		xs := make([]float64, 1+rng.IntN(50))
+		for i := range xs {
+			xs[i] = 1000 + 20*(rng.Float64()-0.5)
+		}
+		cut := rng.IntN(len(xs) + 1)
+		m := Chan(Stats(xs[:cut]), Stats(xs[cut:]))
+		var mean, m2 float64
+		for _, x := range xs {
+			mean += x
+		}
+		mean /= float64(len(xs))
+		for _, x := range xs {
+			m2 += (x - mean) * (x - mean)
+		}
+		if m.N != float64(len(xs)) || math.Abs(m.Mean-mean) > 1e-12*mean || math.Abs(m.M2-m2) > 1e-9*(m2+1) {
+			t.Fatalf("%v cut at %d: merged %+v, want n %d mean %v M2 %v", xs, cut, m, len(xs), mean, m2)
+		}
+	}
+}
+
 func TestConvGeom(t *testing.T) {
 	g := ConvGeom{H: 5, W: 5, R: 3, Stride: 1, Pad: 1}
 	if oh, ow := g.Out(); oh != 5 || ow != 5 {

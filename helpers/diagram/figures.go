@@ -26,6 +26,7 @@ func All() []Figure {
 		{"03_mma_fragments", "m03-25", "Which lane and register hold each element of A, B and C in mma.sync.m16n8k8 with TF32 inputs", MmaFragments},
 		{"04_online_softmax", "336de7b0", "Two partial (max, sum) pairs of a row merged into the pair of the whole row", OnlineSoftmax},
 		{"04_cluster_dsmem", "1360a6ac", "A cluster of four blocks splitting a row: each publishes its pair in shared memory and reads the others' through distributed shared memory", ClusterDSMEM},
+		{"04b_welford_chan", "00275ae6", "Two parts of a sample, each with its (count, mean, M2) triple, merged by Chan's formula into the triple of the whole sample", WelfordChan},
 		{"05_im2col", "c03", "The implicit GEMM's gather: the input pixels that row p and column q of the im2col matrix read for a 3 x 3 filter", Im2col},
 		{"05_pool_windows", "c23", "Step 7's pool tile: 4 x 6 max-pool windows of 3 x 3 at stride 2 over a 9 x 13 conv region, and how many windows share each pixel", PoolWindows},
 		{"07_trilinear", "c00", "The trilinear cell: a point inside and the weights of its eight corners", Trilinear},
@@ -376,6 +377,58 @@ func OnlineSoftmax() ([]byte, error) {
 	c.Text(720, base-4*hs, "Each part keeps only its pair;", smallSz, End, ink)
 	c.Text(720, base-4*hs+15, "a larger maximum rescales", smallSz, End, ink)
 	c.Text(720, base-4*hs+30, "the other part's sum.", smallSz, End, ink)
+	return c.Bytes(), nil
+}
+
+// WelfordChan draws layer norm step 3's statistics: two parts of a sample, each with its Welford
+// triple (count, mean, sum of squared deviations from that mean), merged by Chan's formula into the
+// triple of the whole sample.
+func WelfordChan() ([]byte, error) {
+	xs := []float64{1.0, 3.0, 0.5, 2.0, 4.0, 1.5, 2.5, 0.8}
+	half := len(xs) / 2
+	a, b := Stats(xs[:half]), Stats(xs[half:])
+	m := Chan(a, b)
+	whole := Stats(xs)
+	const x0, y0, bw, hs = 60.0, 60.0, 48.0, 30.0
+	c := NewCanvas(820, 450)
+	c.Title("Welford and Chan: two partial (count, mean, M2) triples merge into the sample's")
+	base := y0 + 5*hs
+	c.Line(x0-10, base, x0+float64(len(xs))*bw+60, base, ink, 1)
+	parts := []struct {
+		t    Triple
+		name string
+		x    float64
+	}{{a, "a", x0}, {b, "b", x0 + float64(half)*bw + 40}}
+	for i, x := range xs {
+		part := i / half
+		xx := parts[part].x + float64(i%half)*bw
+		c.Rect(xx+6, base-x*hs, bw-12, x*hs, light[part], palette[part])
+		c.Line(xx+bw/2, base-x*hs, xx+bw/2, base-parts[part].t.Mean*hs, palette[part], 1.5)
+		c.Text(xx+bw/2, base+12, fmt.Sprintf("%.1f", x), smallSz, Middle, ink)
+	}
+	c.Text(x0-14, base+12, "x", smallSz, End, ink)
+	for k, p := range parts {
+		y := base - p.t.Mean*hs
+		c.Line(p.x, y, p.x+float64(half)*bw, y, palette[k], 2)
+		c.Text(p.x+float64(half)*bw+4, y+4, "mean "+p.name, smallSz, Start, palette[k])
+		by := base + 34
+		c.Rect(p.x, by, float64(half)*bw, 72, light[k], palette[k])
+		c.Text(p.x+8, by+16, fmt.Sprintf("n%s = %.0f", p.name, p.t.N), labelSz, Start, ink)
+		c.Text(p.x+8, by+36, fmt.Sprintf("mean%s = %.3f", p.name, p.t.Mean), labelSz, Start, ink)
+		c.Text(p.x+8, by+56, fmt.Sprintf("M2%s = %.3f", p.name, p.t.M2), labelSz, Start, ink)
+		c.Arrow(p.x+float64(half)*bw/2, by+72, 330, base+144, ink)
+	}
+	d := b.Mean - a.Mean
+	y := base + 146
+	c.Rect(60, y, 700, 92, "#f4f4f4", ink)
+	c.Text(70, y+18, fmt.Sprintf("n = na + nb = %.0f,   d = meanb − meana = %.3f", m.N, d), labelSz, Start, ink)
+	c.Text(70, y+38, fmt.Sprintf("mean = meana + d·nb/n = %.4f", m.Mean), labelSz, Start, ink)
+	c.Text(70, y+58, fmt.Sprintf("M2 = M2a + M2b + d²·na·nb/n = %.3f + %.3f + %.3f = %.3f", a.M2, b.M2, d*d*a.N*b.N/m.N, m.M2), labelSz, Start, ink)
+	c.Text(70, y+78, fmt.Sprintf("the whole sample at once: mean = %.4f, M2 = %.3f (the same triple); variance = M2 / n", whole.Mean, whole.M2), labelSz, Start, palette[2])
+	c.Text(760, base-4*hs, "Each part keeps only its triple:", smallSz, End, ink)
+	c.Text(760, base-4*hs+15, "M2 = Σ (x − mean)² over the part.", smallSz, End, ink)
+	c.Text(760, base-4*hs+30, "Only deviations from a mean", smallSz, End, ink)
+	c.Text(760, base-4*hs+45, "are squared: nothing large cancels.", smallSz, End, ink)
 	return c.Bytes(), nil
 }
 

@@ -87,10 +87,10 @@ func atoi(s string) int {
 // Find reads a notebook's JSON and returns its exercise cells, in notebook order, and the problems
 // that kept a cell from being graded: a call whose source is not a raw string literal, or names a
 // variable no cell declares, a lesson or an exercise that does not exist. The lessons of the
-// notebook are those its calls name and the one whose ID the notebook's name contains (a notebook
-// that only imports a lesson's package, to show its tables, is not doing its exercises); each of
-// their exercises that no cell calls is a Problem too (the cell is missing, or was changed so that
-// it no longer calls Env.Exercise).
+// notebook are those its calls name and the one whose ID, or one of whose notebooks, the notebook's
+// name contains (a notebook that only imports a lesson's package, to show its tables, is not doing
+// its exercises); each of their exercises held by this notebook that no cell calls is a Problem too
+// (the cell is missing, or was changed so that it no longer calls Env.Exercise).
 func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem, error) {
 	var nb notebook
 	if err := json.Unmarshal(nbJSON, &nb); err != nil {
@@ -113,10 +113,19 @@ func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem,
 	}
 	var found []Found
 	var problems []Problem
-	involved := map[string]bool{}
+	// involved: the lessons of this notebook, each with the notebook file whose exercises it must
+	// hold ("" for all of the lesson's exercises).
+	involved := map[string]string{}
+	involve := func(l lab.Lesson, nb string) {
+		if old, ok := involved[l.ID]; !ok || old != "" {
+			involved[l.ID] = nb
+		}
+	}
 	for _, l := range lessons {
-		if l.ID != "" && strings.Contains(name, l.ID) {
-			involved[l.ID] = true
+		if nb, ok := l.NotebookIn(name); ok && len(l.NotebookFiles()) > 1 {
+			involve(l, nb)
+		} else if l.ID != "" && strings.Contains(name, l.ID) {
+			involve(l, "")
 		}
 	}
 	for ci, c := range cells {
@@ -126,7 +135,7 @@ func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem,
 				p := Problem{Cell: c.pos, Text: "its Go does not parse, so the grader cannot read its exercise: " + c.err.Error()}
 				if l, ok := lessonOf(m[1], "", lessons); ok {
 					p.Lesson, p.Number = l.ID, atoi(m[2])
-					involved[l.ID] = true
+					involve(l, exerciseNotebook(l, p.Number))
 				}
 				problems = append(problems, p)
 			}
@@ -147,7 +156,7 @@ func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem,
 				return true
 			}
 			if f.Lesson.ID != "" {
-				involved[f.Lesson.ID] = true
+				involve(f.Lesson, exerciseNotebook(f.Lesson, f.Number))
 			}
 			if p != nil {
 				problems = append(problems, *p)
@@ -159,10 +168,14 @@ func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem,
 	}
 	// Every exercise of the notebook's lessons that no cell calls.
 	for _, l := range lessons {
-		if !involved[l.ID] {
+		nb, ok := involved[l.ID]
+		if !ok {
 			continue
 		}
 		for _, x := range l.Exercises {
+			if nb != "" && l.ExerciseNotebook(x) != nb {
+				continue // its cell is in another of the lesson's notebooks
+			}
 			seen := false
 			for _, f := range found {
 				seen = seen || (f.Lesson.ID == l.ID && f.Number == x.Number)
@@ -178,6 +191,15 @@ func Find(name string, nbJSON []byte, lessons []lab.Lesson) ([]Found, []Problem,
 		}
 	}
 	return found, problems, nil
+}
+
+// exerciseNotebook is the notebook that holds exercise n of lesson l (its first notebook when l
+// has no such exercise): a notebook that calls one of its exercises must hold that notebook's others.
+func exerciseNotebook(l lab.Lesson, n int) string {
+	if x, err := l.ExerciseByNumber(n); err == nil {
+		return l.ExerciseNotebook(x)
+	}
+	return l.NotebookFiles()[0]
 }
 
 // parseCell parses a GoNB cell's Go after blanking GoNB's own lines (%% and other % magics, !

@@ -101,6 +101,16 @@ func TestFindProblems(t *testing.T) {
 	if err != nil || len(problems) != 2 || problems[0].Number != 1 || !strings.Contains(problems[1].Text, "no cell calls env.Exercise(rwkv.Lesson, 2, ...)") {
 		t.Errorf("missing cells: %+v %v", problems, err)
 	}
+	// A lesson of two notebooks: a copy of the one holding its exercises misses them, a copy of the
+	// other has none to miss.
+	two := []lab.Lesson{{ID: "04_reductions", Notebooks: []string{"04_softmax.ipynb", "04b_layernorm.ipynb"},
+		Exercises: []lab.Exercise{{Number: 1}, {Number: 2}}}}
+	if _, problems, err := Find("class/bob_04_softmax.ipynb", nb(t, "fmt.Println(1)\n"), two); err != nil || len(problems) != 2 {
+		t.Errorf("the softmax notebook without its exercise cells: %+v %v", problems, err)
+	}
+	if _, problems, err := Find("class/bob_04b_layernorm.ipynb", nb(t, "fmt.Println(1)\n"), two); err != nil || len(problems) != 0 {
+		t.Errorf("the layer norm notebook holds no exercise: %+v %v", problems, err)
+	}
 	if _, _, err := Find("x.ipynb", []byte("not json"), lessons.All()); err == nil {
 		t.Error("a file that is not a notebook was read")
 	}

@@ -26,10 +26,13 @@ import (
 //
 // The grader finds such cells, reads the string without running the cell's Go code, and calls Check.
 type Exercise struct {
-	Number int    // 1-based within its lesson
-	Title  string // "Exercise 1: stage the rows in shared memory"
-	Task   string // Markdown: what to do, the kernel's name and launch, its limits
-	Kernel string // the extern "C" name the reader's source must define
+	Number int // 1-based within its lesson
+	// Notebook is the notebook file whose cell holds the exercise, for a lesson of several
+	// notebooks; empty means the lesson's first notebook (Lesson.NotebookFiles).
+	Notebook string
+	Title    string // "Exercise 1: stage the rows in shared memory"
+	Task     string // Markdown: what to do, the kernel's name and launch, its limits
+	Kernel   string // the extern "C" name the reader's source must define
 	// Starter is the source the notebook's cell starts from. It compiles, and Check fails it (a test
 	// proves both), so an untouched exercise is never graded as done.
 	Starter string

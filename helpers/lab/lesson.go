@@ -18,8 +18,11 @@ import (
 // Lesson is what the reproduce command needs from a lesson: run everything on the GPU into a
 // record.Run, then turn a run (this one, or a recorded one) into tables and figures.
 type Lesson struct {
-	ID    string // file names: results/<ID>.json, notebooks/<ID>.ipynb
+	ID    string // file names: results/<ID>.json, notebooks/<ID>.ipynb (unless Notebooks names others)
 	Title string
+	// Notebooks are the lesson's notebook files under notebooks/, in reading order, when it has more
+	// than the one named after its ID (lesson 04: a softmax notebook and a layer norm notebook).
+	Notebooks []string
 	// Run measures every step and baseline. quick trades repetitions and sweep points for time:
 	// every headline point of Plan is measured at the same shape either way.
 	Run func(env *Env, quick bool) (*record.Run, error)

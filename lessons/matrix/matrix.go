@@ -94,9 +94,9 @@ type File struct {
 	Results []Result `json:"results"`
 }
 
-// Notebooks lists the suite's notebooks (notebooks/NN_*.ipynb under root), sorted.
+// Notebooks lists the suite's notebooks (notebooks/NN_*.ipynb and NNb_*.ipynb under root), sorted.
 func Notebooks(root string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(root, "notebooks", "[0-9][0-9]_*.ipynb"))
+	paths, err := filepath.Glob(filepath.Join(root, "notebooks", "[0-9][0-9]*_*.ipynb"))
 	if err != nil {
 		return nil, err
 	}
@@ -269,17 +269,17 @@ func runOne(cfg Config, runner []string, p gpu.Profile, nb string) Result {
 // fillSteps fills the steps run and refused: from the runs the notebook's cells kept under the
 // profile, else from the lesson's own checks of its steps on the profile's device.
 func (r *Result) fillSteps(cache string, p gpu.Profile, nb string) {
-	id := strings.TrimSuffix(nb, ".ipynb")
 	var l lab.Lesson
 	found := false
 	for _, x := range lessons.All() {
-		if x.ID == id {
+		if x.HasNotebook(nb) {
 			l, found = x, true
 		}
 	}
 	if !found {
 		return
 	}
+	id := l.ID
 	if run, err := record.Load(filepath.Join(cache, "runs", id+".json")); err == nil && emulates(run, p) {
 		r.Source, r.Device = "measured", run.Receipt.Device.Name
 		r.StepsRun, r.Refused = stepsOf(run)

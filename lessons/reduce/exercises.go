@@ -16,7 +16,7 @@ var exerciseShapes = [][2]int{{1, 1}, {3, 1}, {5, 37}, {7, 1000}, {2, 4099}, {64
 // Exercises are the lesson's exercises.
 var Exercises = []lab.Exercise{
 	{
-		Number: 1, Title: "Exercise 1: reduce with warp shuffles", Kernel: "softmax_ex1",
+		Number: 1, Title: "Exercise 1: reduce with warp shuffles", Kernel: "softmax_ex1", Notebook: SoftmaxNotebook,
 		Task: "`softmax_ex1` is step 2: a block of 256 threads per row, whose maximum and sum go through a 256-float shared-memory tree " +
 			"with a barrier per level. Rewrite `block_max` and `block_sum` with `__shfl_xor_sync`: reduce inside each warp (5 shuffles), " +
 			"put one value per warp in shared memory (at most 32 floats), one barrier, and reduce those values with shuffles again. " +
@@ -29,7 +29,7 @@ var Exercises = []lab.Exercise{
 		},
 	},
 	{
-		Number: 2, Title: "Exercise 2: the online softmax update", Kernel: "softmax_ex2",
+		Number: 2, Title: "Exercise 2: the online softmax update", Kernel: "softmax_ex2", Notebook: SoftmaxNotebook,
 		Task: "`softmax_ex2` finds each row's maximum and sum in ONE pass: every thread folds its values into a running pair (m, s), " +
 			"the sum of exp(x - m) over the values seen so far, and the pairs of all threads are merged with shuffles and shared memory. " +
 			"Its `merge` is wrong: it adds two sums taken relative to different maxima. Fix `merge` so that the pair of the union " +
@@ -44,6 +44,101 @@ var Exercises = []lab.Exercise{
 			return checkExercise(env, 2, code, "softmax_ex2", false)
 		},
 	},
+	{
+		Number: 3, Title: "Exercise 3: Chan's merge of two Welford triples", Kernel: "ln_welford_partials", Notebook: LayerNormNotebook,
+		Task: "The cell holds layer norm step 3 (`l3_welford.cu`) with its `chan` broken: merging two triples (count, mean, M2) it adds the two M2s " +
+			"and forgets that the two parts' means differ. Fix `chan` so that the merged M2 also counts the spread between the two means: " +
+			"M2 = M2a + M2b + d² · na · nb / n, with d = mean_b − mean_a (Chan, Golub and LeVeque). Every merge of the step goes through it: " +
+			"a float4 into a thread's triple, the lanes' shuffles, the warps, and the finalize kernel's partial triples. The check runs the " +
+			"three kernels as step 3 launches them on samples of 1 to 70000 values (float4 and single floats, a misaligned view) and at the " +
+			"article's shape, plain and with mean 1000 and standard deviation 0.1, against the float64 layer norm on NaN-poisoned outputs, " +
+			"and times them against step 3 at (16, 4194304).",
+		Starter:  mustEdit(LNSteps[2].File, chanMerge, chanStarter),
+		Solution: func() (string, error) { s, err := kr.Source(LNSteps[2].File); return s.Code, err },
+		Check:    checkChanExercise,
+	},
+}
+
+// chanMerge is the line of step 3's chan that exercise 3 breaks, and chanStarter the broken line.
+const (
+	chanMerge   = "    return Welford{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};"
+	chanStarter = "    // TODO: the two parts' means differ: their spread adds d^2 * na * nb / n to M2 (f is nb / n).\n" +
+		"    return Welford{n, a.mean + d * f, a.m2 + b.m2};"
+)
+
+// mustEdit is a step's file with from replaced by to: an exercise that starts from a step. from
+// must be in the file.
+func mustEdit(file, from, to string) string {
+	src, err := kr.Source(file)
+	if err != nil || !strings.Contains(src.Code, from) {
+		panic(fmt.Sprintf("%s: no %q to edit (%v)", file, from, err)) // an embedded file: only if the build is broken
+	}
+	return strings.Replace(src.Code, from, to, 1)
+}
+
+// chanShapes are the samples exercise 3 is checked on (N, M, offset, shifted): one value, lengths
+// off the float4 width, a misaligned view, more than a block's part, and the article's shape plain
+// and with mean 1000 (where a merge that drops the means' spread, or the sum of squares, fails).
+var chanShapes = []struct {
+	n, m, offset int
+	shifted      bool
+}{{1, 1, 0, false}, {3, 7, 0, false}, {2, 1000, 0, false}, {5, 4099, 0, false}, {4, 4100, 1, false}, {3, 65536, 0, false},
+	{2, 70000, 0, false}, {LNSamples, LNSize, 0, true}, {LNSamples, LNSize, 0, false}}
+
+// checkChanExercise is exercise 3's check: the reader's l3_welford.cu run as step 3 on chanShapes
+// against the float64 layer norm, then timed against step 3 at the article's shape (the last one).
+func checkChanExercise(env *lab.Env, code string) (lab.ExerciseResult, error) {
+	const kernel = "ln_welford_partials"
+	prog, r, err := env.BuildExercise(lab.Exercise{Number: 3, Kernel: kernel}, code)
+	if prog == nil || err != nil {
+		return r, err
+	}
+	r.Report = prog.Report(kernel, 256, 0)
+	if !env.GPU() {
+		r.Reason = fmt.Sprintf("%s compiled for %s. Checking and timing it needs a GPU (%s).", kernel, prog.Compiled.Arch, env.Mode)
+		r.Passed = true // all that is decided without a GPU (lab.ExerciseResult: Ran stays false)
+		return r, nil
+	}
+	r.Ran = true
+	s := LNSteps[2]
+	for i, sh := range chanShapes {
+		p, err := NewLNProblem(env, sh.n, sh.m, uint64(600+i), sh.shifted, false, sh.offset)
+		if err != nil {
+			return r, err
+		}
+		label := fmt.Sprintf("(%d, %d)", sh.n, sh.m)
+		if sh.offset > 0 {
+			label += " misaligned view"
+		}
+		if sh.shifted {
+			label += " mean 1000, std 0.1"
+		}
+		res, _, err := p.Check(s, code)
+		if err == nil && res.OK && i == len(chanShapes)-1 {
+			var mine, base func() error
+			if mine, _, err = p.Launcher(s, code); err == nil {
+				if base, _, err = p.Launcher(s, ""); err == nil {
+					r.RefName = "step " + s.Name
+					r.Mine, r.Ref, err = timePair(env, mine, base)
+				}
+			}
+		}
+		checked := p.Checked()
+		p.Free()
+		switch {
+		case err != nil:
+			r.Reason = "Your kernel failed to run: " + err.Error()
+			return r, nil
+		case !res.OK:
+			r.Checks = append(r.Checks, fmt.Sprintf("%s (%s): %s", label, checked, res))
+			r.Reason = fmt.Sprintf("Not yet: on %s, %v", label, res.Err())
+			return r, nil
+		}
+		r.Checks = append(r.Checks, fmt.Sprintf("%s (%s): %s", label, checked, res))
+	}
+	r.Passed = true
+	r.Reason = "Correct on every shape."
+	return r, nil
 }
 
 // mustSource is a step's file with its kernel renamed: the exercise starts from the step.

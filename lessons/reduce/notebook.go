@@ -17,7 +17,15 @@ import (
 
 // Intro shows the mode and the two numbers of each problem: the minimum traffic and the time it
 // takes at the measured (or recorded) copy bandwidth.
-func Intro(env *lab.Env) error {
+func Intro(env *lab.Env) error { return intro(env, true, true) }
+
+// IntroSoftmax is Intro for the softmax notebook: the softmax problems alone.
+func IntroSoftmax(env *lab.Env) error { return intro(env, true, false) }
+
+// IntroLayerNorm is Intro for the layer norm notebook: the layer norm problems alone.
+func IntroLayerNorm(env *lab.Env) error { return intro(env, false, true) }
+
+func intro(env *lab.Env, softmax, layerNorm bool) error {
 	show.Note(show.Info, env.Banner())
 	bw := env.Receipt.CopyGBps
 	t := show.Table{Title: "The floors: bytes that must move over the copy bandwidth", Header: []string{"problem", "minimum traffic", "floor at the copy bandwidth"}}
@@ -28,11 +36,19 @@ func Intro(env *lab.Env) error {
 		}
 		t.Rows = append(t.Rows, []string{name, fmt.Sprintf("%.0f MB", bytes/1e6), floor})
 	}
-	row("softmax (4096, 65536) float32: x once, y once", SoftmaxWork(F32, SoftmaxRows, SoftmaxCols).Bytes)
-	row("softmax in half or bfloat16", SoftmaxWork(F16, SoftmaxRows, SoftmaxCols).Bytes)
-	row("layer norm (16, 64, 256, 256): x once, y once, w and b once", LNWork(LNSamples, LNSize).Bytes)
-	row("layer norm backward: x, dy, w once; dx, dw, db once", LNBackwardWork(LNSamples, LNSize).Bytes)
-	t.Caption = fmt.Sprintf("Copy bandwidth %.0f GB/s (%s). Softmax does about 5 FLOPs per element: 1.3 GFLOP, 0.02 ms of FP32 peak. Both problems are memory-bound by two orders of magnitude; PyTorch eager and torch.compile are measured beside every step in the tables below.", bw, env.Receipt.Device.Name)
+	if softmax {
+		row("softmax (4096, 65536) float32: x once, y once", SoftmaxWork(F32, SoftmaxRows, SoftmaxCols).Bytes)
+		row("softmax in half or bfloat16", SoftmaxWork(F16, SoftmaxRows, SoftmaxCols).Bytes)
+	}
+	if layerNorm {
+		row("layer norm (16, 64, 256, 256): x once, y once, w and b once", LNWork(LNSamples, LNSize).Bytes)
+		row("layer norm backward: x, dy, w once; dx, dw, db once", LNBackwardWork(LNSamples, LNSize).Bytes)
+	}
+	t.Caption = fmt.Sprintf("Copy bandwidth %.0f GB/s (%s).", bw, env.Receipt.Device.Name)
+	if softmax {
+		t.Caption += " Softmax does about 5 FLOPs per element: 1.3 GFLOP, 0.02 ms of FP32 peak."
+	}
+	t.Caption += " Memory-bound by two orders of magnitude; PyTorch eager and torch.compile are measured beside every step in the tables below."
 	t.Display()
 	return nil
 }
@@ -42,8 +58,27 @@ func ShowSource(file string) error { return lab.ShowSource(kr.Kernels, file) }
 
 // CompileAll compiles every kernel file of the lesson for the env's architecture (the cluster
 // step at every cluster size), one line per file.
-func CompileAll(env *lab.Env) error {
-	return env.CompileFiles(kr.Kernels, kr.Files(), func(f string) [][]string {
+func CompileAll(env *lab.Env) error { return compileFiles(env, kr.Files()) }
+
+// CompileSoftmax is CompileAll for the softmax notebook: the softmax files (s*.cu).
+func CompileSoftmax(env *lab.Env) error { return compileFiles(env, filesOf("s")) }
+
+// CompileLayerNorm is CompileAll for the layer norm notebook: the layer norm files (l*.cu).
+func CompileLayerNorm(env *lab.Env) error { return compileFiles(env, filesOf("l")) }
+
+// filesOf are the lesson's kernel files whose names start with prefix.
+func filesOf(prefix string) []string {
+	var out []string
+	for _, f := range kr.Files() {
+		if strings.HasPrefix(f, prefix) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func compileFiles(env *lab.Env, files []string) error {
+	return env.CompileFiles(kr.Kernels, files, func(f string) [][]string {
 		if f != "s5_cluster.cu" {
 			return nil
 		}
@@ -85,17 +120,39 @@ func ShowSection(env *lab.Env, section string, quick bool) error {
 }
 
 // ShowTargets shows the article's table beside this run, the targets and the compile reports.
-func ShowTargets(env *lab.Env, quick bool) error {
+func ShowTargets(env *lab.Env, quick bool) error { return showTargets(env, "", quick) }
+
+// ShowSectionTargets is ShowTargets for one notebook's section (SecSoftmax or SecLayerNorm): the
+// article's table, that section's targets, and the compile reports of its kernels.
+func ShowSectionTargets(env *lab.Env, section string, quick bool) error {
+	if section != SecSoftmax && section != SecLayerNorm {
+		return fmt.Errorf("lesson 04: no section %q (sections: %q, %q)", section, SecSoftmax, SecLayerNorm)
+	}
+	return showTargets(env, section, quick)
+}
+
+func showTargets(env *lab.Env, section string, quick bool) error {
 	run, err := Collected(env, quick)
 	if err != nil {
 		return env.NoRecording(err)
 	}
 	ArticleTable(run).Display()
-	TargetsTable(run).Display()
+	TargetsTableOf(run, section).Display()
 	if t, ok := lab.RefusedTable(run); ok {
 		t.Display()
 	}
-	show.Reports("Compile reports", run.Kernels).Display()
+	reps := run.Kernels
+	if section != "" {
+		reps = nil
+		for _, r := range run.Kernels {
+			if strings.HasPrefix(r.Kernel, "softmax") == (section == SecSoftmax) {
+				reps = append(reps, r)
+			}
+		}
+	}
+	if len(reps) > 0 {
+		show.Reports("Compile reports", reps).Display()
+	}
 	return nil
 }
 
@@ -221,6 +278,37 @@ func ShowBackwardProof() error {
 	return nil
 }
 
+// softmaxTryShape is the shape a softmax step is timed at by Try: the article's, or the short rows
+// for the warp-per-row step.
+func softmaxTryShape(s SoftmaxStep) (rows, cols int) {
+	if s.Name == SoftmaxSteps[5].Name {
+		return ShortRows[0], ShortRows[1]
+	}
+	return SoftmaxRows, SoftmaxCols
+}
+
+// buildSoftmax compiles code in place of softmax step s's file (the original when empty) as the
+// step's plan launches it at its Try shape, and returns the source, the plan and the compile report.
+func buildSoftmax(env *lab.Env, s SoftmaxStep, code string) (compile.Source, SoftmaxLaunch, []record.KernelReport, error) {
+	rows, cols := softmaxTryShape(s)
+	plan, err := PlanSoftmax(s, SoftmaxInput{DType: s.DTypes[0], Rows: rows, Cols: cols, Aligned: true, SameOffset: true, Device: env.Device()})
+	if err != nil {
+		return compile.Source{}, plan, nil, err
+	}
+	src, err := kr.Source(s.File)
+	if err != nil {
+		return src, plan, nil, err
+	}
+	if code != "" {
+		src = compile.Source{Name: "edited_" + s.File, Code: code}
+	}
+	prog, err := env.BuildWith(src, compile.Options{Defines: plan.Defines}, plan.Kernel)
+	if err != nil {
+		return src, plan, nil, err
+	}
+	return src, plan, []record.KernelReport{prog.Report(plan.Kernel, plan.Block, 0)}, nil
+}
+
 // trySoftmaxShapes are the shapes an edited softmax step is checked on (those the step takes).
 var trySoftmaxShapes = [][3]int{{1, 1, 0}, {3, 5, 0}, {5, 37, 0}, {4, 128, 1}, {7, 1000, 0}, {2, 4099, 0}, {3, 4100, 1}, {2, 300001, 1}}
 
@@ -239,26 +327,13 @@ func TrySoftmax(env *lab.Env, step, code string) (err error) {
 		return c.Err()
 	}
 	d := s.DTypes[0]
-	rows, cols := SoftmaxRows, SoftmaxCols
-	if s.Name == SoftmaxSteps[5].Name {
-		rows, cols = ShortRows[0], ShortRows[1]
-	}
-	plan, err := PlanSoftmax(s, SoftmaxInput{DType: d, Rows: rows, Cols: cols, Aligned: true, SameOffset: true, Device: env.Device()})
+	rows, cols := softmaxTryShape(s)
+	src, plan, reps, err := buildSoftmax(env, s, code)
 	if err != nil {
 		return err
 	}
-	src, err := kr.Source(s.File)
-	if err != nil {
-		return err
-	}
-	if code != "" {
-		src = compile.Source{Name: "edited_" + s.File, Code: code}
-	}
-	prog, err := env.BuildWith(src, compile.Options{Defines: plan.Defines}, plan.Kernel)
-	if err != nil {
-		return err
-	}
-	show.Reports("compile report", []record.KernelReport{prog.Report(plan.Kernel, plan.Block, 0)}).Display()
+	show.Reports("compile report", reps).Display()
+	env.ShowSASSCollapsed(src, compile.Options{Defines: plan.Defines}) // collapsed: the step's machine code
 	if !env.GPU() {
 		return showRecorded(env, code, func(run *record.Run) []record.Record {
 			var out []record.Record
@@ -361,6 +436,7 @@ func TryLayerNorm(env *lab.Env, step, code string) (err error) {
 		return err
 	}
 	show.Note(show.Success, fmt.Sprintf("%s compiled: NVRTC %s for %s, %d bytes of PTX.", src.Name, prog.Compiled.NVRTC, prog.Compiled.Arch, len(prog.Compiled.PTX)))
+	env.ShowSASSCollapsed(src, compile.Options{}) // collapsed: the step's machine code
 	caseName, tn, tm := lnTimedShape(s)
 	if !env.GPU() {
 		return showRecorded(env, code, func(run *record.Run) []record.Record {

@@ -27,12 +27,19 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
-// ID names the lesson's results and notebook.
+// ID names the lesson's results (results/04_reductions.json and its profiles).
 const ID = "04_reductions"
+
+// The lesson's two notebooks, one sitting each: softmax, then layer norm.
+const (
+	SoftmaxNotebook   = "04_softmax.ipynb"
+	LayerNormNotebook = "04b_layernorm.ipynb"
+)
 
 // Lesson is lesson 04 for the reproduce command.
 var Lesson = lab.Lesson{ID: ID, Title: "Row reductions: softmax and layer norm, and what the generated kernels got wrong",
-	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises, Steps: StepChecks}
+	Notebooks: []string{SoftmaxNotebook, LayerNormNotebook},
+	Run:       Run, Tables: Tables, Figures: Figures, Exercises: Exercises, Steps: StepChecks}
 
 // The article's workloads.
 const (

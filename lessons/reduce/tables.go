@@ -3,6 +3,7 @@ package reduce
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -241,9 +242,24 @@ func sweepTarget(run *record.Run) Target {
 }
 
 // TargetsTable shows Targets.
-func TargetsTable(run *record.Run) show.Table {
+func TargetsTable(run *record.Run) show.Table { return TargetsTableOf(run, "") }
+
+// TargetSection is the section a target's goal belongs to: SecSoftmax (the softmax goals and the
+// all-zero softmax check) or SecLayerNorm (the layer norm goals and the mean-1000 test).
+func TargetSection(g Target) string {
+	if strings.HasPrefix(g.Goal, "softmax") || strings.HasPrefix(g.Goal, "an all-zero softmax") {
+		return SecSoftmax
+	}
+	return SecLayerNorm
+}
+
+// TargetsTableOf shows the Targets of one section (all of them when section is empty).
+func TargetsTableOf(run *record.Run, section string) show.Table {
 	t := show.Table{Title: "The lesson's targets, met or not, on this run", Header: []string{"goal", "figure", "verdict"}}
 	for _, g := range Targets(run) {
+		if section != "" && TargetSection(g) != section {
+			continue
+		}
 		v := "not met"
 		switch {
 		case g.Refused:
