@@ -319,3 +319,19 @@ func Profile(env *lab.Env, step, code string) error {
 	}
 	return env.Profile(t, code)
 }
+
+// ShowSASS shows, collapsed, the machine code of a step's own file for this GPU (for the recorded
+// GPU's architecture without one), with the count table of its loads, stores and arithmetic: where
+// the reader sees 32-bit loads become 128-bit ones.
+func ShowSASS(env *lab.Env, step string) error {
+	st, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	src, err := kt.Source(st.File)
+	if err != nil {
+		return err
+	}
+	env.ShowSASSCollapsed(src, compile.Options{})
+	return nil
+}
