@@ -550,10 +550,14 @@ func trialMeasure(env *lab.Env, st Step, code string) ([]record.Record, error) {
 // code is not empty (lab.Env.Profile), each in a child process, with the sections and metrics that
 // answer the lesson's question (the tensor pipe's use by wgmma, and what TMA loaded), and shows
 // both profiles side by side and their warp stall reasons: Try's cell with Try replaced by
-// Profile. Without a GPU, or where this NVRTC cannot compile for compute_90a, it says so and shows
-// the recorded profile.
+// Profile. Without a Hopper GPU, or where this NVRTC cannot compile for compute_90a, it says so and
+// shows the recorded profile.
 func Profile(env *lab.Env, step, code string) error {
 	t, err := Trial(env, step)
+	if lab.IsRefusal(err) { // not a Hopper: the need, then the recorded Hopper profile
+		lab.ShowRefusal(err)
+		return env.ShowProfile(ID)
+	}
 	if err != nil {
 		return err
 	}

@@ -47,3 +47,25 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 		t.Errorf("an unknown step: %v", err)
 	}
 }
+
+// On a GPU that is not a Hopper (a T4, emulated), the Profile cell names the need and shows the
+// recorded Hopper profile instead; nothing fails.
+func TestProfileCellOffHopper(t *testing.T) {
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	t.Setenv("KERNELS_EMULATE", "t4")
+	env, err := lab.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	var out bytes.Buffer
+	old := show.Out
+	show.Out = &out
+	defer func() { show.Out = old }()
+	if err := Profile(env, ProfiledStep, ""); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "needs compute capability 9.0") || !strings.Contains(s, "Nsight Compute profile of "+ID) {
+		t.Errorf("the cell says:\n%s", s)
+	}
+}
