@@ -33,8 +33,17 @@ var (
 	dram      = []string{"dram__bytes_read.sum", "dram__bytes_write.sum"}
 	banks     = []string{"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"}
 	pipes     = []string{"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"}
-	hopperMMA = []string{"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}
+	hopperMMA = []string{"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+		"sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active", "sm__inst_executed_pipe_tensor_op_gmma.sum",
+		"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}
 )
+
+// hopperMMA and hopperTMA are Hopper's wgmma and TMA by the names Nsight Compute 2025.3 has for
+// compute capability 9.0 (it has no sm__pipe_tensor_op_gmma_cycles_active): the tensor pipe's
+// active cycles (every tensor instruction, wgmma included), the wgmma instructions' share of the
+// pipe's issue rate and their count, the mma counter kept beside them; and what TMA loaded into
+// shared memory (bytes) and how busy its unit was.
+var hopperTMA = []string{"l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum", "sm__pipe_tma_cycles_active.avg.pct_of_peak_sustained_active"}
 
 func cat(lists ...[]string) []string {
 	var out []string
@@ -70,7 +79,7 @@ var Targets = []Target{
 		Question: "where a launch-bound kernel's time goes: a short kernel on a grid too small for the GPU"},
 	{Lesson: "07_trilinear", Step: "3 float4", Kernel: "^tri_fw_float4$", Launches: 3, Sections: memory, Metrics: cat(dram, []string{"lts__t_sector_op_read_hit_rate.pct"}),
 		Question: "L2 hit rates of the gathers"},
-	{Lesson: "08_hopper", Step: "2 TMA ring", Kernel: "^hg_tma$", Launches: 3, Sections: compute, Metrics: hopperMMA, Like: []string{"tma", "gmma"},
+	{Lesson: "08_hopper", Step: "2 TMA ring", Kernel: "^hg_tma$", Launches: 3, Sections: compute, Metrics: cat(hopperMMA, hopperTMA),
 		Question: "how busy wgmma keeps the tensor pipe, fed by TMA"},
 }
 

@@ -466,3 +466,120 @@ func newProduct(env *lab.Env, st Step, s matmul.Shape, seed uint64) (product, er
 	}
 	return NewProblem(env, s, FP16, seed)
 }
+
+// Trial is a step as a Profile cell runs it (lab.Trial): code in place of the step's file (same
+// kernel name and parameters), compiled for compute_90a, then (on a Hopper GPU) checked against
+// float64 on every output of the small problem and on the sample of the lesson's, and timed on the
+// lesson's, as Try does (TryShape and 4096^3, or TryConvShape and the deep layer for a convolution).
+func Trial(env *lab.Env, step string) (lab.Trial, error) {
+	st, err := StepByName(step)
+	if err != nil {
+		return lab.Trial{}, err
+	}
+	if err := NeedHopper(st.Name, env.Device()); err != nil {
+		return lab.Trial{}, err
+	}
+	return lab.Trial{Step: st.Name, Lesson: ID,
+		Compile: func(code string) ([]record.KernelReport, error) {
+			src, err := st.Source(code)
+			if err != nil {
+				return nil, err
+			}
+			prog, err := env.BuildWith(src, st.Options(FP16, env.Device()), st.Kernel)
+			if err != nil {
+				return nil, err
+			}
+			cfg, err := st.headline(env.Device())
+			if err != nil {
+				return nil, err
+			}
+			return []record.KernelReport{prog.Report(st.Kernel, cfg.Block.Count(), cfg.SharedBytes)}, nil
+		},
+		Measure: func(code string) ([]record.Record, error) { return trialMeasure(env, st, code) },
+		Recorded: func(run *record.Run) []record.Record {
+			c := FP16
+			switch {
+			case st.Conv:
+				c = ConvCase
+			case st.Products != "":
+				c = Float32
+			}
+			if r, ok := run.Find(c, st.Name, 0); ok {
+				return []record.Record{r}
+			}
+			return nil
+		},
+	}, nil
+}
+
+// trialMeasure is Trial's check and timing: every output of the small problem, then the sample of
+// the lesson's, which it also times. A wrong result is an error naming the problem.
+func trialMeasure(env *lab.Env, st Step, code string) ([]record.Record, error) {
+	open := func(i int) (tryProblem, error) {
+		if st.Conv {
+			s, seed, checked := TryConvShape, uint64(31), 0
+			if i == 1 {
+				s, seed, checked = conv.Deep, 32, conv.CheckCount(true)
+			}
+			p, err := NewConvProblem(env, s, seed, checked)
+			return tryLayer{p}, err
+		}
+		s := [2]matmul.Shape{TryShape, Article}[i]
+		if _, err := st.Plan(s, env.Device()); err != nil {
+			return nil, nil // a shape the step does not take
+		}
+		p, err := newProduct(env, st, s, 31)
+		return tryProduct{p}, err
+	}
+	for i := 0; i < 2; i++ {
+		p, err := open(i)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			continue
+		}
+		if i == 1 {
+			recs, err := p.measure(st, code)
+			p.Free()
+			return recs, err
+		}
+		res, err := p.check(st, code)
+		what := p.What()
+		p.Free()
+		if err != nil {
+			return nil, err
+		}
+		if !res.OK {
+			small := TryShape.String()
+			if st.Conv {
+				small = TryConvShape.String()
+			}
+			return nil, fmt.Errorf("hopper %s on %s (%s): %w", st.Name, small, what, res.Err())
+		}
+	}
+	return nil, fmt.Errorf("hopper %s: it takes neither %v nor %v", st.Name, TryShape, Article)
+}
+
+// Profile runs the original step once under Nsight Compute, and the reader's code once more when
+// code is not empty (lab.Env.Profile), each in a child process, with the sections and metrics that
+// answer the lesson's question (the tensor pipe's use by wgmma, and what TMA loaded), and shows
+// both profiles side by side and their warp stall reasons: Try's cell with Try replaced by
+// Profile. Without a Hopper GPU, or where this NVRTC cannot compile for compute_90a, it says so and
+// shows the recorded profile.
+func Profile(env *lab.Env, step, code string) error {
+	t, err := Trial(env, step)
+	if lab.IsRefusal(err) { // not a Hopper: the need, then the recorded Hopper profile
+		lab.ShowRefusal(err)
+		return env.ShowProfile(ID)
+	}
+	if err != nil {
+		return err
+	}
+	err = env.Profile(t, code)
+	if unbuildable(err) {
+		show.Note(show.Info, "Not compiled: "+err.Error())
+		return env.ShowProfile(ID)
+	}
+	return err
+}

@@ -271,3 +271,82 @@ func capitalWho(code string) string {
 	}
 	return "Your kernel"
 }
+
+// Trial is a step as a Profile cell runs it (lab.Trial): code in place of the step's file (the same
+// kernel names and parameters), compiled at the article's shape, then (GPU mode) checked on
+// NaN-poisoned outputs of 2048 random points and timed there, as Try does.
+func Trial(env *lab.Env, step string) (lab.Trial, error) {
+	st, err := StepByName(step)
+	if err != nil {
+		return lab.Trial{}, err
+	}
+	l, err := st.PlanFor(ArticleShape, env.Receipt.Device, true)
+	if err != nil {
+		return lab.Trial{}, err
+	}
+	var p *Problem
+	return lab.Trial{Step: st.Name, Lesson: ID,
+		Compile: func(code string) ([]record.KernelReport, error) {
+			src, err := st.source(l, code)
+			if err != nil {
+				return nil, err
+			}
+			prog, err := env.Build(src, st.Kernel)
+			if err != nil {
+				return nil, err
+			}
+			if !strings.Contains(prog.Compiled.PTX, ".entry "+st.Kernel+"(") {
+				return nil, fmt.Errorf("trilinear %s: your source must define the kernel %s (extern \"C\", the step's parameters)", st.Name, st.Kernel)
+			}
+			return []record.KernelReport{prog.Report(st.Kernel, l.Config.Block.Count(), 0)}, nil
+		},
+		Measure: func(code string) ([]record.Record, error) {
+			if p == nil {
+				if p, err = NewProblem(env, ArticleShape, 11, -1, 1, 2048, 0); err != nil {
+					return nil, err
+				}
+			}
+			variant := st.Name
+			if code != "" {
+				variant += " (your edit)"
+			}
+			rec, err := p.Measure(st, code, variant)
+			return []record.Record{rec}, err
+		},
+		Recorded: lab.RecordedAs(string(st.Kind), st.Name),
+		Close: func() {
+			if p != nil {
+				p.Free()
+			}
+		},
+	}, nil
+}
+
+// Profile runs the original step once under Nsight Compute, and the reader's code once more when
+// code is not empty (lab.Env.Profile), each in a child process, with the sections that answer the
+// lesson's question (L2 hit rates and DRAM bytes of the gathers), and shows both profiles side by
+// side and their warp stall reasons: Try's cell with Try replaced by Profile. Without a GPU it shows
+// the recorded profile.
+func Profile(env *lab.Env, step, code string) error {
+	t, err := Trial(env, step)
+	if err != nil {
+		return err
+	}
+	return env.Profile(t, code)
+}
+
+// ShowSASS shows, collapsed, the machine code of a step's own file for this GPU (for the recorded
+// GPU's architecture without one), with the count table of its loads, stores and arithmetic: where
+// the reader sees 32-bit loads become 128-bit ones.
+func ShowSASS(env *lab.Env, step string) error {
+	st, err := StepByName(step)
+	if err != nil {
+		return err
+	}
+	src, err := kt.Source(st.File)
+	if err != nil {
+		return err
+	}
+	env.ShowSASSCollapsed(src, compile.Options{})
+	return nil
+}
