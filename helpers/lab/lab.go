@@ -65,6 +65,8 @@ type Env struct {
 	// reader is set while a reader's code is built and run (Try, Exercise): its sources are
 	// assembled for the real architecture first (preflight), so that limits show before a launch.
 	reader bool
+	// unlock drops the GPU lock (GPULockEnv) this process holds, at Close.
+	unlock func()
 }
 
 // Options tune Open.
@@ -93,18 +95,24 @@ func OpenWith(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("NVRTC is not usable (install the CUDA headers and NVRTC with bash .ci/setup.sh): %w", err)
 	}
+	unlock, err := lockGPU()
+	if err != nil {
+		return nil, err
+	}
 	s, err := gpu.Open()
 	if errors.Is(err, gpu.ErrNoGPU) {
+		unlock()
 		return openNoGPU(err, nvrtcVersion)
 	}
 	if err != nil {
+		unlock()
 		return nil, fmt.Errorf("opening the GPU: %w", err)
 	}
 	b := bench.New(s)
 	if opts.Quick {
 		b.Method = bench.Quick
 	}
-	env := &Env{Mode: GPUMode, Session: s, Bench: b, Quick: opts.Quick}
+	env := &Env{Mode: GPUMode, Session: s, Bench: b, Quick: opts.Quick, unlock: unlock}
 	d := s.Device
 	env.Receipt = record.Receipt{
 		Device:        d,
@@ -123,6 +131,7 @@ func OpenWith(opts Options) (*Env, error) {
 	bw, err := b.CopyBandwidth(opts.RefreshCopyBandwidth)
 	if err != nil {
 		s.Close()
+		unlock()
 		return nil, err
 	}
 	env.Receipt.CopyGBps = bw
@@ -191,7 +200,11 @@ func (e *Env) Close() error {
 		return nil
 	}
 	e.Bench.Close()
-	return e.Session.Close()
+	err := e.Session.Close()
+	if e.unlock != nil {
+		e.unlock()
+	}
+	return err
 }
 
 // GPU reports whether kernels run here.
