@@ -31,16 +31,13 @@ func BankReadings() []lab.Reading {
 }
 
 // TensorReadings cite the profile of step 8 (Profile): how busy mma.sync keeps the tensor pipe,
-// against the FMA pipe, and the step's share of the TF32 peak in the run.
+// against the FMA pipe. (Its share of the TF32 peak in the run is among the LadderReadings.)
 func TensorReadings() []lab.Reading {
 	return []lab.Reading{
 		{What: "step 8, tensor pipe busy (Nsight Compute, % of its peak)", Value: lab.ProfileMetric("8", tensorPipe), Format: percent0},
 		{What: "step 8, FMA pipe busy", Value: lab.ProfileMetric("8", fmaPipe), Format: percent0},
 		{What: "step 8's tensor pipe over its FMA pipe", Value: profileRatio("8", "8", tensorPipe, fmaPipe), Format: lab.Speedup,
 			Claim: "the multiply-adds moved to the tensor cores: the tensor pipe is busier than the FMA pipe", Holds: lab.Above(1)},
-		{What: "step 8, share of the TF32 tensor-core peak (the run)", Value: lab.PeakShare("matmul", "8 tensor core tf32"), Format: lab.Percent},
-		{What: "step 8 against cuBLAS TF32", Value: lab.Ratio("matmul", TorchTF32, "8 tensor core tf32"), Format: lab.Speedup,
-			Claim: "mma.sync stays short of cuBLAS TF32, which uses wgmma", Holds: lab.Below(1)},
 	}
 }
 
@@ -76,6 +73,9 @@ func LadderReadings() []lab.Reading {
 		{What: "step 7, share of the FP32 peak", Value: lab.PeakShare("matmul", "7 warp tile"), Format: lab.Percent},
 		{What: "step 8 (TF32, mma.sync) against step 7", Value: lab.Ratio("matmul", "7 warp tile", "8 tensor core tf32"), Format: lab.Speedup,
 			Claim: "TF32 on the tensor cores is faster than any float32 step", Holds: lab.Above(1)},
+		{What: "step 8, share of the TF32 tensor-core peak (TF32 on mma.sync)", Value: lab.PeakShare("matmul", "8 tensor core tf32"), Format: lab.Percent},
+		{What: "step 8 against cuBLAS TF32", Value: lab.Ratio("matmul", TorchTF32, "8 tensor core tf32"), Format: lab.Speedup,
+			Claim: "mma.sync stays short of cuBLAS TF32, which uses wgmma", Holds: lab.Below(1)},
 		{What: "Multiply off the tiles against cuBLAS fp32 (geometric mean over the awkward shapes)", Value: offTiles, Format: lab.Speedup,
 			Claim: "Multiply reaches most (over half) of cuBLAS fp32's speed on awkward shapes", Holds: lab.Above(0.5),
 			Why: "At the smallest shapes cuBLAS's own time moves between runs: rerun before concluding."},

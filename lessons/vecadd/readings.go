@@ -39,8 +39,9 @@ func MethodReadings() []lab.Reading {
 	}
 }
 
-// ProfileReadings cite the profiles of the naive and float4 steps (Profile): each one's DRAM
-// throughput as a share of the DRAM's peak, and the bytes each read from DRAM.
+// ProfileReadings cite the profiles of the naive and float4 steps (Profile; a cell shows them with
+// env.ShowProfileReadings): each one's DRAM throughput as a share of the DRAM's peak, and the bytes
+// each read from DRAM.
 func ProfileReadings() []lab.Reading {
 	return []lab.Reading{
 		{What: "naive, DRAM throughput (Nsight Compute, % of the DRAM peak)", Value: lab.ProfileMetric("naive", dramThroughput), Format: lab.Percent},
