@@ -73,7 +73,7 @@ func LadderReadings() []lab.Reading {
 		{What: "step 7, share of the FP32 peak", Value: lab.PeakShare("matmul", "7 warp tile"), Format: lab.Percent},
 		{What: "step 8 (TF32, mma.sync) against step 7", Value: lab.Ratio("matmul", "7 warp tile", "8 tensor core tf32"), Format: lab.Speedup,
 			Claim: "TF32 on the tensor cores is faster than any float32 step", Holds: lab.Above(1)},
-		{What: "step 8, share of the TF32 tensor-core peak (TF32 on mma.sync)", Value: lab.PeakShare("matmul", "8 tensor core tf32"), Format: lab.Percent},
+		{What: "step 8, share of the TF32 tensor-core peak", Value: lab.PeakShare("matmul", "8 tensor core tf32"), Format: lab.Percent},
 		{What: "step 8 against cuBLAS TF32", Value: lab.Ratio("matmul", TorchTF32, "8 tensor core tf32"), Format: lab.Speedup,
 			Claim: "mma.sync stays short of cuBLAS TF32, which uses wgmma", Holds: lab.Below(1)},
 		{What: "Multiply off the tiles against cuBLAS fp32 (geometric mean over the awkward shapes)", Value: offTiles, Format: lab.Speedup,
