@@ -396,7 +396,7 @@ func refusedSteps(run *record.Run, steps ...string) []string {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.NewTargets("Targets (H100, AlexNet's first layer)")
+	t := show.NewTargets("Targets (AlexNet's first layer)")
 	add := t.Add
 	best := func(c string, ok func(record.Record) bool) record.Record {
 		var b record.Record

@@ -362,7 +362,7 @@ func GradTable(run *record.Run) show.Table {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.NewTargets("Targets (H100, the article's workload)")
+	t := show.NewTargets("Targets (the article's workload)")
 	add := t.Add
 	fw := string(KindForward)
 	f := best(run, fw)

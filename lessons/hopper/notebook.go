@@ -45,7 +45,7 @@ func Intro(env *lab.Env) error {
 	}
 	tt.Display()
 	if err := NeedHopper("steps", env.Device()); err != nil {
-		show.Note(show.Info, "This GPU cannot run the lesson's steps: "+err.Error()+". The cells show the recorded H100 run and the sources.")
+		show.Note(show.Info, "This GPU cannot run the lesson's steps: "+err.Error()+". The cells show the recorded run (a Hopper GPU) and the sources.")
 	}
 	if err := compile.CheckArch(Arch); err != nil {
 		show.Note(show.Info, "This NVRTC cannot compile the steps: "+err.Error()+". The cells show the recorded compile reports.")

@@ -144,7 +144,7 @@ func SweepTable(run *record.Run) show.Table {
 // Targets is the closing table: each of the lesson's targets that its steps judge, with the
 // figure this run measured, and the targets of formats the lesson has no step for yet, not measured.
 func Targets(run *record.Run) show.Table {
-	t := show.NewTargets("Targets (H100, 4096^3)")
+	t := show.NewTargets("Targets (4096^3)")
 	for _, dtype := range DTypes {
 		cub := run.Median(dtype, VendorName(dtype))
 		best := fastest(run.Select(dtype), func(r record.Record) bool { return r.Kind == "kernel" && r.Correct })

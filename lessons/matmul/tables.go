@@ -251,7 +251,7 @@ func awkwardShare(run *record.Run) (worst float64, at string, ok bool) {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.NewTargets("Targets (H100, 4096^3)")
+	t := show.NewTargets("Targets (4096^3)")
 	add := t.Add
 	f32, t32 := run.Median("matmul", TorchFP32), run.Median("matmul", TorchTF32)
 	var bestCore, bestTF32, bestAcc record.Record

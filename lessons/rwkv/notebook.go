@@ -247,7 +247,7 @@ func Reports(env *lab.Env) error {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.NewTargets("Targets (H100, article's shape)")
+	t := show.NewTargets("Targets (article's shape)")
 	add := t.Add
 	pt, ptb := run.Median("forward", Torch), run.Median("backward", Torch)
 	var best, tc record.Record

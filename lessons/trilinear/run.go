@@ -389,7 +389,7 @@ func GradTable(run *record.Run) show.Table {
 
 // Targets is the closing table: each target of the lesson, the figure measured, met or not.
 func Targets(run *record.Run) show.Table {
-	t := show.NewTargets("Targets (H100, the article's shape)")
+	t := show.NewTargets("Targets (the article's shape)")
 	add := t.Add
 	var best record.Record
 	for _, r := range run.Select("forward") {
