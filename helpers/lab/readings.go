@@ -76,12 +76,8 @@ func RecordedFigures(id string) Figures {
 // shownProfiles is the profile file of a lesson a Profile cell kept on this GPU (same GPU name),
 // else the recorded one; nil when neither exists.
 func (e *Env) shownProfiles(id string) *nsight.File {
-	if e.GPU() {
-		if dir, err := keptProfilesDir(); err == nil {
-			if f, err := nsight.Load(os.DirFS(dir), id); err == nil && f.Receipt.GPU == e.Receipt.Device.Name {
-				return f
-			}
-		}
+	if f := e.keptProfile(id); f != nil {
+		return f
 	}
 	if f, err := nsight.Load(results.Profiles, id); err == nil {
 		return f

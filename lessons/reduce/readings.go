@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // The readings cells of the lesson's two notebooks: what each section's run shows, stated from the
@@ -24,7 +23,6 @@ var (
 	stepCluster        = SoftmaxSteps[4].Name // 5 cluster, read once: the profiled step
 	metricDSMEM        = "l1tex__m_l1tex2xbar_write_bytes_mem_dshared.sum"
 	metricDRAMRead     = "dram__bytes_read.sum"
-	atLeast            = func(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
 	formatRelL2        = func(v float64) string { return fmt.Sprintf("relative L2 error %.2g", v) }
 	formatMB           = func(v float64) string { return fmt.Sprintf("%.1f MB", v/1e6) }
 	formatTimesX       = func(v float64) string { return fmt.Sprintf("%.3f times the bytes of x", v) }
@@ -38,7 +36,7 @@ var (
 func SoftmaxReadings() []lab.Reading {
 	return []lab.Reading{
 		{What: "Step 8 at (4096, 65536), share of the copy bandwidth for the minimum traffic", Value: lab.BandwidthShare(CaseSoftmax, stepSoftmax8), Format: lab.Percent,
-			Claim: "close to the copy bandwidth (85% or more)", Holds: atLeast(copyClaimThreshold),
+			Claim: "close to the copy bandwidth (85% or more)", Holds: lab.AtLeast(copyClaimThreshold),
 			Why: "Look at its compile report (a spill shows in the local column) and at the sweep: the cluster's blocks may not fit this GPU's SMs two at a time."},
 		{What: "Step 8 against torch.compile, same run", Value: lab.Ratio(CaseSoftmax, Compiled, stepSoftmax8), Format: lab.Speedup,
 			Claim: "faster than torch.compile", Holds: lab.Above(1)},
@@ -74,18 +72,7 @@ func ClusterProfileReadings() []lab.Reading {
 // the profile the Profile cell kept on this GPU (else the recorded one), labelled with the profile's
 // GPU and date rather than the timed run's.
 func ShowProfileReadings(env *lab.Env) error {
-	shown, err := env.ShownFigures(Lesson)
-	if err != nil {
-		return env.NoRecording(err)
-	}
-	recorded := lab.RecordedFigures(ID)
-	shown.Run, recorded.Run = nil, nil
-	if shown.Profiles == nil {
-		show.Note(show.Info, "No profile of the cluster step to read: the Profile cell above makes one on a GPU with Nsight Compute.")
-		return nil
-	}
-	show.Markdown(lab.Readings(shown, recorded, env.GPU(), ClusterProfileReadings()...))
-	return nil
+	return env.ShowProfileReadings(Lesson, ClusterProfileReadings()...)
 }
 
 // LayerNormReadings are the layer norm measurements' readings: the fused step against both PyTorch
@@ -95,11 +82,11 @@ func LayerNormReadings() []lab.Reading {
 	shortSize := int64(WarpRowMax)
 	return []lab.Reading{
 		{What: "Step 4 at (16, 64, 256, 256) against torch.compile, same run", Value: lab.Ratio(CaseLN, Compiled, stepLN4), Format: lab.Speedup,
-			Claim: "at least as fast as torch.compile", Holds: atLeast(1)},
+			Claim: "at least as fast as torch.compile", Holds: lab.AtLeast(1)},
 		{What: "Step 4 against eager F.layer_norm, same run", Value: lab.Ratio(CaseLN, Eager, stepLN4), Format: lab.Speedup,
-			Claim: "far faster than eager (25 times or more)", Holds: atLeast(25)},
+			Claim: "far faster than eager (25 times or more)", Holds: lab.AtLeast(25)},
 		{What: "Step 3 (Welford) against step 2 (the article's sum of squares): step 2's time over step 3's", Value: lab.Ratio(CaseLN, stepLN2, stepLN3), Format: lab.Speedup,
-			Claim: "Welford costs only a little more time (within a quarter of step 2's)", Holds: atLeast(0.8)},
+			Claim: "Welford costs only a little more time (within a quarter of step 2's)", Holds: lab.AtLeast(0.8)},
 		{What: "Step 6 (x read once) against step 4: step 4's time over step 6's", Value: lab.Ratio(CaseLN, stepLN4, stepLN6), Format: lab.Speedup,
 			Claim: "slower than step 4 at this shape, where it reads w and b for every sample", Holds: lab.Below(1)},
 		{What: "Mean 1000, std 0.1: step 2 (the article's formula)", Value: relL2(CaseStability, stepLN2), Format: formatRelL2,
@@ -107,7 +94,7 @@ func LayerNormReadings() []lab.Reading {
 		{What: "Mean 1000, std 0.1: step 3 (Welford)", Value: relL2(CaseStability, stepLN3), Format: formatRelL2,
 			Claim: fmt.Sprintf("it stays within the tolerance of %.1e", ShiftedTolerance.RelL2), Holds: atMost(ShiftedTolerance.RelL2)},
 		{What: fmt.Sprintf("Short samples (%d x %d): step 5 against eager F.layer_norm", LNSweepTotal/WarpRowMax, WarpRowMax), Value: ratioAt(CaseLNSweep, shortSize, Eager, stepLN5), Format: lab.Speedup,
-			Claim: "at least as fast as eager", Holds: atLeast(1)},
+			Claim: "at least as fast as eager", Holds: lab.AtLeast(1)},
 		{What: "Forward and backward: ours against torch.compile, same run", Value: lab.Ratio(CaseLNFwdBwd, Compiled, "ours (step 4 + backward)"), Format: lab.Speedup},
 	}
 }
