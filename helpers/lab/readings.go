@@ -150,7 +150,7 @@ func Readings(shown, recorded Figures, onGPU bool, rs ...Reading) string {
 	if onGPU {
 		fmt.Fprintf(&b, "**What the run on this page shows** (%s).\n\n", shown.Label())
 	} else {
-		fmt.Fprintf(&b, "**What the recorded run shows** (%s; no GPU here, so this page shows the recorded run).\n\n", shown.Label())
+		fmt.Fprintf(&b, "**What the recorded run shows** (%s: this page shows the recorded run, not one measured here).\n\n", shown.Label())
 	}
 	for _, r := range rs {
 		b.WriteString("* " + reading(r, shown, recorded, onGPU) + "\n")

@@ -32,7 +32,7 @@ func TestReadingsStateTheFigureAndTheClaim(t *testing.T) {
 		}
 	}
 	md = Readings(recorded, recorded, false, faster)
-	for _, want := range []string{"recorded run shows", "no GPU here", "**0.50x**", "did **not** hold in the recorded run", "Look at the table above."} {
+	for _, want := range []string{"recorded run shows", "not one measured here", "**0.50x**", "did **not** hold in the recorded run", "Look at the table above."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("no-GPU readings lack %q:\n%s", want, md)
 		}
