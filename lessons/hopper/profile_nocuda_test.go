@@ -3,12 +3,12 @@
 package hopper
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // Without a GPU, a Profile cell of the TMA step either compiles the reader's copy and says what
@@ -21,10 +21,7 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	st, err := StepByName(ProfiledStep)
 	if err != nil {
 		t.Fatal(err)
@@ -58,10 +55,7 @@ func TestProfileCellOffHopper(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	if err := Profile(env, ProfiledStep, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,12 @@
 package matmul
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // Without a GPU, a Profile cell compiles the step, says what profiling needs and shows the recorded
@@ -21,10 +21,7 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	for _, step := range []string{"6", "7 warp tile", "8"} {
 		out.Reset()
 		if err := Profile(env, step, ""); err != nil {

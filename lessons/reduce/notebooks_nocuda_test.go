@@ -3,12 +3,12 @@
 package reduce
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // The cells that differ between the two notebooks work without a GPU: each notebook's floors and
@@ -24,10 +24,7 @@ func TestEachNotebooksOwnCells(t *testing.T) {
 	if env.GPU() {
 		t.Skip("a GPU answered")
 	}
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	cell := func(name string, f func() error, want, not []string) {
 		t.Helper()
 		out.Reset()

@@ -3,12 +3,12 @@
 package reduce
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
 
@@ -22,10 +22,7 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	if err := Profile(env, stepCluster, ""); err != nil {
 		t.Fatal(err)
 	}

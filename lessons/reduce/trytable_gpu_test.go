@@ -3,12 +3,10 @@
 package reduce
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
-	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // Walk's checks of a step on the awkward shapes are one table: for step 3 (float4 loads) seven
@@ -18,10 +16,7 @@ func TestWalkChecksAreOneTable(t *testing.T) {
 		t.Skip("times at the article's shape")
 	}
 	env := labtest.Open(t)
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	if err := TrySoftmax(env, SoftmaxSteps[2].Name, ""); err != nil {
 		t.Fatal(err)
 	}

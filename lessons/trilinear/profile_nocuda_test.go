@@ -3,14 +3,14 @@
 package trilinear
 
 import (
-	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/sass"
-	"github.com/cudalessons/cudalessons/helpers/show"
 	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
 )
 
@@ -23,10 +23,7 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	st, err := StepByName(ProfiledStep)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/record"
 )
@@ -16,36 +18,8 @@ var readingsCells = map[string][]lab.Reading{
 	"BackwardReadings": BackwardReadings(),
 }
 
-// Every reading of the notebook finds its figure in the recorded run and profiles (results/), the
-// no-GPU mode's cell states each one, and a claim always comes with its test.
-func TestReadingsFindTheRecordedRun(t *testing.T) {
-	f := lab.RecordedFigures(ID)
-	if f.Run == nil || f.Profiles == nil {
-		t.Fatalf("results/ has no recorded run or no recorded profiles of %s", ID)
-	}
-	for cell, rs := range readingsCells {
-		if len(rs) == 0 {
-			t.Errorf("%s: no readings", cell)
-		}
-		for _, r := range rs {
-			v, ok := r.Value(f)
-			if !ok {
-				t.Errorf("%s: %q finds no figure in the recorded run", cell, r.What)
-				continue
-			}
-			if (r.Claim == "") != (r.Holds == nil) {
-				t.Errorf("%s: %q has a claim without its test, or a test without its claim", cell, r.What)
-			}
-			if r.Holds != nil {
-				t.Logf("%s: %s = %s; the claim held: %v", cell, r.What, r.Format(v), r.Holds(v))
-			}
-		}
-		md := lab.Readings(f, f, false, rs...)
-		if !strings.Contains(md, "recorded run") || strings.Count(md, "\n* ") != len(rs) || strings.Contains(md, "not in this run") {
-			t.Errorf("%s: the cell says:\n%s", cell, md)
-		}
-	}
-}
+// Every reading of the notebook finds its figure in the recorded run and profiles (labtest.ReadingsFound).
+func TestReadingsFindTheRecordedRun(t *testing.T) { labtest.ReadingsFound(t, ID, readingsCells) }
 
 // A claim that the run contradicts is said not to hold: the readings judge the figures, they do not
 // assume them.

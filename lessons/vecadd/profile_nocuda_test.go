@@ -3,12 +3,12 @@
 package vecadd
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
 )
 
 // Without a GPU, a Profile cell compiles the reader's float4 and says what profiling needs; a step
@@ -20,10 +20,7 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	code, err := readersFloat4()
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,12 @@
 package vecadd
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/show"
 	kv "github.com/cudalessons/cudalessons/kernels/vecadd"
 )
 
@@ -21,10 +21,7 @@ func shown(t *testing.T, f func(env *lab.Env) error) string {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	var out bytes.Buffer
-	old := show.Out
-	show.Out = &out
-	defer func() { show.Out = old }()
+	out := labtest.CaptureShow(t)
 	if err := f(env); err != nil {
 		t.Fatal(err)
 	}

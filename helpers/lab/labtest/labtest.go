@@ -1,5 +1,6 @@
-// Package labtest opens the lab for GPU tests: the default build's tests need a GPU and fail
-// plainly without one (use -tags nocuda on a machine without a GPU).
+// Package labtest holds what the lessons' tests share: opening the lab for GPU tests (the default
+// build's tests need a GPU and fail plainly without one; use -tags nocuda on a machine without a
+// GPU), and checks of the lessons' notebook readings against the recorded figures.
 package labtest
 
 import (
