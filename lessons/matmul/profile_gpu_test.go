@@ -3,16 +3,10 @@
 package matmul
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/nsight"
 )
 
@@ -23,40 +17,7 @@ import (
 // tile's shared loads have (almost) no bank conflicts. Skipped when ncu is not found or the driver
 // keeps the counters for administrators.
 func TestProfileFromTry(t *testing.T) {
-	tool, err := nsight.FindTool()
-	if err != nil {
-		t.Skipf("profiling needs Nsight Compute: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "profile.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*lab.ProfileLimit+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), profileEnv+"="+out)
-	start := time.Now()
-	msg, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the profile cell: %v\n%s", err, msg)
-	}
-	t.Logf("%s: two runs under ncu in %s", tool, time.Since(start).Round(time.Second))
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("the cell wrote nothing: %v\n%s", err, msg)
-	}
-	var failed struct{ Error string }
-	if json.Unmarshal(b, &failed) == nil && failed.Error != "" {
-		if strings.Contains(failed.Error, "ERR_NVGPUCTRPERM") {
-			t.Skipf("the GPU's counters are restricted here: %s", failed.Error)
-		}
-		t.Fatalf("ProfileTrial: %s", failed.Error)
-	}
-	var f nsight.File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := labtest.ProfileInChild(t, profileEnv)
 	if f.Lesson != ID || len(f.Profiles) != 2 {
 		t.Fatalf("lesson %s, %d profiles, want %s and 2 (the original, yours)", f.Lesson, len(f.Profiles), ID)
 	}
@@ -80,5 +41,5 @@ func TestProfileFromTry(t *testing.T) {
 			t.Logf("%s: %s", step, p.Note)
 		}
 	}
-	t.Log(nsight.Table(&f).Text())
+	t.Log(nsight.Table(f).Text())
 }

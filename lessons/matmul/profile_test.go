@@ -1,10 +1,10 @@
 package matmul
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
 )
@@ -16,44 +16,20 @@ import (
 const profileEnv = "MATMUL_TEST_PROFILE"
 
 func TestMain(m *testing.M) {
-	if out := os.Getenv(profileEnv); out != "" {
-		os.Exit(profileCell(out))
+	if ran, status := labtest.ProfileCell(profileEnv, profileTrial); ran {
+		os.Exit(status)
 	}
 	os.Exit(m.Run())
 }
 
-// profileCell is that cell: it returns the exit status.
-func profileCell(out string) int {
-	write := func(v any) int {
-		b, err := json.Marshal(v)
-		if err == nil {
-			err = os.WriteFile(out, b, 0o644)
-		}
-		if err != nil {
-			fmt.Println(err)
-			return 2
-		}
-		return 0
-	}
-	fail := func(err error) int { return write(map[string]string{"error": err.Error()}) }
-	env, err := lab.Open()
-	if err != nil {
-		return fail(err)
-	}
-	defer env.Close()
+// profileTrial is step 7 with a reader's copy of its kernel (readersStep7).
+func profileTrial(env *lab.Env) (lab.Trial, string, error) {
 	code, err := readersStep7()
 	if err != nil {
-		return fail(err)
+		return lab.Trial{}, "", err
 	}
 	t, err := Trial(env, "7")
-	if err != nil {
-		return fail(err)
-	}
-	f, err := env.ProfileTrial(t, code)
-	if err != nil {
-		return fail(err)
-	}
-	return write(f)
+	return t, code, err
 }
 
 // readersStep7 is step 7's file as a reader pastes it into a cell, with a comment of theirs.

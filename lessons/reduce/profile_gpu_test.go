@@ -3,17 +3,11 @@
 package reduce
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
-	"github.com/cudalessons/cudalessons/helpers/nsight"
 )
 
 // The cluster step profiled as the softmax notebook's Profile cell runs it (a process of its own,
@@ -22,43 +16,7 @@ import (
 // present and a small fraction of it. Skipped when ncu is not found, the driver keeps the counters
 // for administrators, or this GPU cannot run the cluster step.
 func TestClusterProfile(t *testing.T) {
-	tool, err := nsight.FindTool()
-	if err != nil {
-		t.Skipf("profiling needs Nsight Compute: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "profile.json")
-	ctx, cancel := context.WithTimeout(context.Background(), lab.ProfileLimit+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), profileEnv+"="+out)
-	start := time.Now()
-	msg, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the profile cell: %v\n%s", err, msg)
-	}
-	t.Logf("%s: one run under ncu in %s", tool, time.Since(start).Round(time.Second))
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("the cell wrote nothing: %v\n%s", err, msg)
-	}
-	var failed struct{ Error string }
-	if json.Unmarshal(b, &failed) == nil && failed.Error != "" {
-		switch {
-		case strings.Contains(failed.Error, "ERR_NVGPUCTRPERM"):
-			t.Skipf("the GPU's counters are restricted here: %s", failed.Error)
-		case strings.Contains(failed.Error, "compute capability"):
-			t.Skipf("this GPU cannot run the cluster step: %s", failed.Error)
-		}
-		t.Fatalf("ProfileTrial: %s", failed.Error)
-	}
-	var f nsight.File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := labtest.ProfileInChild(t, profileEnv)
 	if f.Lesson != ID || len(f.Profiles) != 1 {
 		t.Fatalf("lesson %s, %d profiles, want %s and 1 (the original)", f.Lesson, len(f.Profiles), ID)
 	}
@@ -69,7 +27,7 @@ func TestClusterProfile(t *testing.T) {
 	if p.Note != "" {
 		t.Logf("note: %s", p.Note)
 	}
-	figs := lab.Figures{Profiles: &f}
+	figs := lab.Figures{Profiles: f}
 	for _, r := range ClusterProfileReadings() {
 		v, ok := r.Value(figs)
 		if !ok {

@@ -1,10 +1,10 @@
 package reduce
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"testing"
+
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
 )
@@ -16,37 +16,14 @@ import (
 const profileEnv = "REDUCE_TEST_PROFILE"
 
 func TestMain(m *testing.M) {
-	if out := os.Getenv(profileEnv); out != "" {
-		os.Exit(profileCell(out))
+	if ran, status := labtest.ProfileCell(profileEnv, profileTrial); ran {
+		os.Exit(status)
 	}
 	os.Exit(m.Run())
 }
 
-// profileCell is that cell: it returns the exit status.
-func profileCell(out string) int {
-	write := func(v any) int {
-		b, err := json.Marshal(v)
-		if err == nil {
-			err = os.WriteFile(out, b, 0o644)
-		}
-		if err != nil {
-			fmt.Println(err)
-			return 2
-		}
-		return 0
-	}
-	env, err := lab.Open()
-	if err != nil {
-		return write(map[string]string{"error": err.Error()})
-	}
-	defer env.Close()
+// profileTrial is the cluster step as it is (no reader's code).
+func profileTrial(env *lab.Env) (lab.Trial, string, error) {
 	t, err := SoftmaxTrial(env, stepCluster)
-	if err != nil {
-		return write(map[string]string{"error": err.Error()})
-	}
-	f, err := env.ProfileTrial(t, "")
-	if err != nil {
-		return write(map[string]string{"error": err.Error()})
-	}
-	return write(f)
+	return t, "", err
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/watchdog"
 )
@@ -21,8 +23,8 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if out := os.Getenv(profileEnv); out != "" {
-		os.Exit(profileCell(out))
+	if ran, status := labtest.ProfileCell(profileEnv, profileTrial); ran {
+		os.Exit(status)
 	}
 	if name := os.Getenv(mistakeEnv); name != "" {
 		code, err := mistakeSource(name)

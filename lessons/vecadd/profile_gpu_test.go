@@ -3,16 +3,11 @@
 package vecadd
 
 import (
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/cudalessons/cudalessons/helpers/lab"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+
 	"github.com/cudalessons/cudalessons/helpers/nsight"
 )
 
@@ -22,40 +17,7 @@ import (
 // (8 bytes per element: ncu flushes the caches before each replay). Skipped when ncu is not found
 // or the driver keeps the counters for administrators.
 func TestProfileFromTry(t *testing.T) {
-	tool, err := nsight.FindTool()
-	if err != nil {
-		t.Skipf("profiling needs Nsight Compute: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "profile.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*lab.ProfileLimit+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), profileEnv+"="+out)
-	start := time.Now()
-	msg, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the profile cell: %v\n%s", err, msg)
-	}
-	t.Logf("%s: two runs under ncu in %s", tool, time.Since(start).Round(time.Second))
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("the cell wrote nothing: %v\n%s", err, msg)
-	}
-	var failed struct{ Error string }
-	if json.Unmarshal(b, &failed) == nil && failed.Error != "" {
-		if strings.Contains(failed.Error, "ERR_NVGPUCTRPERM") {
-			t.Skipf("the GPU's counters are restricted here: %s", failed.Error)
-		}
-		t.Fatalf("ProfileTrial: %s", failed.Error)
-	}
-	var f nsight.File
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := labtest.ProfileInChild(t, profileEnv)
 	if f.Lesson != ID || len(f.Profiles) != 2 {
 		t.Fatalf("lesson %s, %d profiles, want %s and 2 (the original, yours)", f.Lesson, len(f.Profiles), ID)
 	}
@@ -81,7 +43,7 @@ func TestProfileFromTry(t *testing.T) {
 	if !strings.Contains(f.Receipt.NCU, "Nsight Compute") || f.Receipt.GPU == "" {
 		t.Errorf("receipt %+v", f.Receipt)
 	}
-	t.Log(nsight.Table(&f).Text())
+	t.Log(nsight.Table(f).Text())
 }
 
 func sectionMetric(k nsight.Kernel, section, name string) (nsight.Metric, bool) {

@@ -1,10 +1,6 @@
 package vecadd
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
-
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	kv "github.com/cudalessons/cudalessons/kernels/vecadd"
 )
@@ -16,37 +12,14 @@ import (
 // its own.
 const profileEnv = "VECADD_TEST_PROFILE"
 
-// profileCell is that cell: it returns the exit status.
-func profileCell(out string) int {
-	write := func(v any) int {
-		b, err := json.Marshal(v)
-		if err == nil {
-			err = os.WriteFile(out, b, 0o644)
-		}
-		if err != nil {
-			fmt.Println(err)
-			return 2
-		}
-		return 0
-	}
-	env, err := lab.Open()
-	if err != nil {
-		return write(map[string]string{"error": err.Error()})
-	}
-	defer env.Close()
+// profileTrial is the float4 step with a reader's copy of its kernel (readersFloat4).
+func profileTrial(env *lab.Env) (lab.Trial, string, error) {
 	code, err := readersFloat4()
 	if err != nil {
-		return write(map[string]string{"error": err.Error()})
+		return lab.Trial{}, "", err
 	}
 	t, err := Trial(env, "float4")
-	if err != nil {
-		return write(map[string]string{"error": err.Error()})
-	}
-	f, err := env.ProfileTrial(t, code)
-	if err != nil {
-		return write(map[string]string{"error": err.Error()})
-	}
-	return write(f)
+	return t, code, err
 }
 
 // readersFloat4 is the float4 kernel as a reader pastes it into a Try cell, with a comment of theirs.
