@@ -99,6 +99,12 @@ func unbuildable(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "came with CUDA 12.0")
 }
 
+// walkOrder is the order Walk compares each step with the one before it: the 16-bit ladder, the
+// float32-in products and the convolutions, each built on the ladder's pipeline, then the variants.
+func walkOrder() []Step {
+	return append(append(append(append([]Step{}, Steps...), Accurate...), Convs...), Variants...)
+}
+
 // Walk shows one step: its source with line numbers, its compile report (the recorded one, or
 // compiled now), and its lines of the run in both formats.
 func Walk(env *lab.Env, step string) error {
@@ -110,7 +116,7 @@ func Walk(env *lab.Env, step string) error {
 	if err != nil {
 		return err
 	}
-	if err := lab.ShowChange(ID, Steps, func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return s.Source("") }, st.Name); err != nil {
+	if err := lab.ShowChange(ID, walkOrder(), func(s Step) string { return s.Name }, func(s Step) (compile.Source, error) { return s.Source("") }, st.Name); err != nil {
 		return err
 	}
 	run, rerr := env.Shown(Lesson)
