@@ -112,3 +112,29 @@ func TestShowRecordedProfileOfTheStep(t *testing.T) {
 		t.Errorf("a step without a recorded profile shows: %s", out)
 	}
 }
+
+// With KERNELS_PROFILE_RECORDED=1 (the GPU matrix), a Profile cell runs nothing under Nsight
+// Compute: it says so and shows the recorded profile of the step, when there is one.
+func TestProfileRecordedOnly(t *testing.T) {
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	t.Setenv(ProfileRecordedEnv, "1")
+	env, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	out := captureShow(t)
+	tr := addTrial(env, "00_setup")
+	tr.Step = "float4"
+	if err := env.Profile(tr, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Profiling is off in this run", "The recorded profile of the original float4:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the cell does not say %q:\n%.1500s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "compiled. Profiling it needs a GPU") {
+		t.Errorf("the cell compiled and looked for a GPU:\n%.1500s", out.String())
+	}
+}

@@ -242,7 +242,11 @@ func runOne(cfg Config, runner []string, p gpu.Profile, nb string) Result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = filepath.Join(cfg.Root, "notebooks")
-	cmd.Env = append(os.Environ(), gpu.EmulateEnv+"="+p.Key, "KERNELS_CACHE_DIR="+cache)
+	cmd.Env = append(os.Environ(), gpu.EmulateEnv+"="+p.Key, "KERNELS_CACHE_DIR="+cache,
+		lab.ProfileRecordedEnv+"=1") // ncu's replays would dominate the matrix, and counters are this GPU's, not the profile's
+	if cfg.Jobs > 1 { // notebooks at once on one GPU: their cells take turns at it
+		cmd.Env = append(cmd.Env, lab.GPULockEnv+"="+filepath.Join(cfg.Work, "gpu.lock"))
+	}
 	if cfg.Quick {
 		cmd.Env = append(cmd.Env, lab.QuickEnv+"=1")
 	}
