@@ -13,6 +13,8 @@ package sass
 
 import (
 	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"regexp"
 	"strconv"
 	"strings"
@@ -73,6 +75,12 @@ type Listing struct {
 	// LineInfo says the machine code keeps its source lines (compile.Cubin.LineInfo).
 	LineInfo bool
 	Kernels  []Kernel // in the order of the listing
+	// Recorded is the receipt of the record the listing was read from (Find), nil for a listing
+	// made here.
+	Recorded *Receipt
+	// Unbuildable is why the listing was not compiled here (this NVRTC's refusal of the
+	// architecture), for a recorded listing shown in its place.
+	Unbuildable *compile.ArchError
 }
 
 // Kernel returns the kernel named name.
