@@ -58,13 +58,9 @@ var recordedSASS = sync.OnceValues(func() ([]sass.File, error) {
 	return sass.Load(sub)
 })
 
-// KeepSASS makes every listing SASS compiles from now on kept (KeptSASS): how cmd/profile -sass
-// records what the lessons' Walk cells ask for.
-func (e *Env) KeepSASS() {
-	if e.keptSASS == nil {
-		e.keptSASS = new([]sass.Record)
-	}
-}
+// KeepSASS makes every listing SASS compiles from now on kept (KeptSASS), forgetting those kept
+// before: how cmd/profile -sass records what the lessons' Walk cells ask for.
+func (e *Env) KeepSASS() { e.keptSASS = new([]sass.Record) }
 
 // KeptSASS are the records of the listings SASS compiled since KeepSASS, in order, each once.
 func (e *Env) KeptSASS() []sass.Record {
