@@ -75,6 +75,9 @@ func recordSASS(out, only string) error {
 			names = append(names, fmt.Sprintf("%s (%s, %d instructions)", r.Source, r.Arch, k))
 		}
 		fmt.Fprintf(shown, "%s: %d listings, %d KiB: %s\n", l.ID, len(f.Records), st.Size()>>10, strings.Join(names, ", "))
+		if st.Size() > maxRecordBytes {
+			fmt.Fprintf(os.Stderr, "profile -sass: %s is %d KiB, over the %d KiB a lesson's record should stay under (results/ is embedded in every notebook's build)\n", l.ID, st.Size()>>10, maxRecordBytes>>10)
+		}
 		n++
 	}
 	if n == 0 {
@@ -82,6 +85,9 @@ func recordSASS(out, only string) error {
 	}
 	return nil
 }
+
+// maxRecordBytes is the size above which a lesson's record is said to be too large.
+const maxRecordBytes = 1 << 20
 
 // chosen is the set of lesson IDs in only (comma-separated), every one known; empty for all.
 func chosen(only string) (map[string]bool, error) {

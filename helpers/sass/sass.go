@@ -8,7 +8,9 @@
 //	if err != nil { ... }
 //	t := sass.CountTable(lst)   // one column per kernel
 //
-// No GPU is needed: only NVRTC and nvdisasm (Tool says which nvdisasm runs).
+// No GPU is needed: only NVRTC and nvdisasm (Tool says which nvdisasm runs). A listing can be
+// recorded (NewRecord, Save: results/sass/<lesson>.json) and found again only for exactly the same
+// source and options (Find), for a machine whose NVRTC cannot compile that architecture.
 package sass
 
 import (
