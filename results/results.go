@@ -18,6 +18,12 @@ var FS embed.FS
 //go:embed profiles
 var Profiles embed.FS
 
+// SASS holds the recorded SASS listings, sass/<lesson>.json (cmd/profile -sass, helpers/sass):
+// the steps whose architecture an older NVRTC cannot compile for, shown in its place.
+//
+//go:embed sass
+var SASS embed.FS
+
 // H100 holds the same lessons, and KernelBench's problems, recorded earlier on an NVIDIA H100
 // 80GB HBM3 (h100/<lesson>.json, with its report.md): the second recorded machine that compare
 // sets beside the recorded run above and the reader's GPU.

@@ -5,8 +5,14 @@
 // prints each lesson's table. It needs a GPU, ncu (the CUDA toolkit's) and permission to read the
 // GPU's counters.
 //
+// With -sass it records SASS instead, with no GPU needed: the listing of every step a lesson's Walk
+// shows whose architecture an older NVRTC cannot compile for (lesson 08's compute_90a), compiled by
+// this machine's NVRTC (12.0 or newer) and nvdisasm, into <dir>/<lesson>.json (helpers/sass.File);
+// the no-GPU mode shows them where its NVRTC cannot compile the step.
+//
 //	go run ./cmd/profile -out results/profiles
 //	go run ./cmd/profile -out /tmp/p -lessons 00_setup,03_matmul
+//	go run ./cmd/profile -sass results/sass
 package main
 
 import (
@@ -34,7 +40,15 @@ func main() {
 	only := flag.String("lessons", "", "comma-separated lesson IDs (default: every lesson with a target)")
 	timeout := flag.Duration("timeout", 3*time.Minute, "limit for each profiled step")
 	child := flag.String(childFlag, "", "(internal) run one step: <lesson>/<step>")
+	sassOut := flag.String("sass", "", "record SASS into this folder (<lesson>.json) instead of profiling: the steps an older NVRTC cannot compile, no GPU needed")
 	flag.Parse()
+	if *sassOut != "" {
+		if err := recordSASS(*sassOut, *only); err != nil {
+			fmt.Fprintln(os.Stderr, "profile -sass:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *child != "" {
 		if err := runChild(*child); err != nil {
 			fmt.Fprintln(os.Stderr, "profile child:", err)
@@ -81,14 +95,9 @@ func run(out, only string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	want := map[string]bool{}
-	for _, id := range strings.Split(only, ",") {
-		if id = strings.TrimSpace(id); id != "" {
-			if _, ok := lessonByID(id); !ok {
-				return fmt.Errorf("-lessons: no lesson %q", id)
-			}
-			want[id] = true
-		}
+	want, err := chosen(only)
+	if err != nil {
+		return err
 	}
 	known := nsight.KnownMetrics(tool)
 	receipt := nsight.Receipt{NCU: tool.String(), Date: time.Now().UTC().Format(time.RFC3339), Commit: record.ProjectCommit(),

@@ -59,7 +59,7 @@ func checkArch(arch, version string, supported []int) error {
 		return fmt.Errorf("architecture %q: NVRTC makes PTX for a virtual architecture such as compute_90", arch)
 	}
 	if strings.HasSuffix(arch, "a") && compareVersions(version, "12.0") < 0 {
-		return fmt.Errorf("NVRTC %s cannot compile for %s: architecture-specific targets (the \"a\" suffix: wgmma, setmaxnreg) came with CUDA 12.0. Install CUDA 12.0 or newer (CUDA 13 is fine: .ci/env.sh picks the newest NVRTC), or set CUDA_NVRTC_HOME to one", version, arch)
+		return &ArchError{Arch: arch, NVRTC: version, msg: fmt.Sprintf("NVRTC %s cannot compile for %s: architecture-specific targets (the \"a\" suffix: wgmma, setmaxnreg) came with CUDA 12.0. Install CUDA 12.0 or newer (CUDA 13 is fine: .ci/env.sh picks the newest NVRTC), or set CUDA_NVRTC_HOME to one", version, arch)}
 	}
 	for _, a := range supported {
 		if a == cc {
@@ -68,14 +68,29 @@ func checkArch(arch, version string, supported []int) error {
 	}
 	lo, hi := supported[0], supported[len(supported)-1]
 	msg := fmt.Sprintf("NVRTC %s cannot compile for %s (compute capability %d.%d): it targets compute_%d to compute_%d", version, arch, cc/10, cc%10, lo, hi)
+	e := &ArchError{Arch: arch, NVRTC: version}
 	switch {
 	case cc > hi:
-		return fmt.Errorf("%s. Install a newer CUDA toolkit (12.8 or newer for Blackwell; CUDA 13 is fine: .ci/env.sh picks the newest NVRTC and keeps 11.8/12.x headers for cgo), or set CUDA_NVRTC_HOME to one", msg)
+		e.msg = msg + ". Install a newer CUDA toolkit (12.8 or newer for Blackwell; CUDA 13 is fine: .ci/env.sh picks the newest NVRTC and keeps 11.8/12.x headers for cgo), or set CUDA_NVRTC_HOME to one"
 	case cc < lo:
-		return fmt.Errorf("%s. This GPU needs an older NVRTC (CUDA 12.x still targets Volta, compute_70): set CUDA_NVRTC_HOME to a CUDA 12.x toolkit and source .ci/env.sh again", msg)
+		e.msg = msg + ". This GPU needs an older NVRTC (CUDA 12.x still targets Volta, compute_70): set CUDA_NVRTC_HOME to a CUDA 12.x toolkit and source .ci/env.sh again"
+	default:
+		e.msg = msg + ", but not this one"
 	}
-	return fmt.Errorf("%s, but not this one", msg)
+	return e
 }
+
+// ArchError is CheckArch's refusal of an architecture the loaded NVRTC cannot compile for (not a
+// fault of the source): errors.As finds it under CompileCubin's and Assemble's errors, so that a
+// caller can show what was recorded with a newer NVRTC instead.
+type ArchError struct {
+	Arch  string // the architecture asked for, "compute_90a"
+	NVRTC string // the loaded NVRTC's version, "11.8"
+	msg   string
+}
+
+// Error says which NVRTC cannot compile for which architecture, and what to install.
+func (e *ArchError) Error() string { return e.msg }
 
 // Library is the path of the libnvrtc this process loaded (from /proc/self/maps), or "" where that
 // cannot be read. It shows which NVRTC a program uses when several CUDA versions are installed.

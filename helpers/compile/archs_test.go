@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -46,6 +48,13 @@ func TestCheckArchSaysWhatTheNVRTCTargets(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s with NVRTC %s: error %q lacks %q", c.arch, c.version, err, w)
 			}
+		}
+		var ae *ArchError
+		isArch := errors.As(fmt.Errorf("compiling k.cu to a cubin: %w", err), &ae)
+		if wantArch := strings.HasPrefix(c.arch, "compute_"); isArch != wantArch {
+			t.Errorf("%s with NVRTC %s: an *ArchError is %v, want %v (%v)", c.arch, c.version, isArch, wantArch, err)
+		} else if isArch && (ae.Arch != c.arch || ae.NVRTC != c.version) {
+			t.Errorf("%s with NVRTC %s: ArchError names %s and NVRTC %s", c.arch, c.version, ae.Arch, ae.NVRTC)
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/record"
+	"github.com/cudalessons/cudalessons/helpers/sass"
 	"github.com/cudalessons/cudalessons/results"
 )
 
@@ -67,6 +68,8 @@ type Env struct {
 	reader bool
 	// unlock drops the GPU lock (GPULockEnv) this process holds, at Close.
 	unlock func()
+	// keptSASS holds the record of every listing SASS made here, once KeepSASS asked for them.
+	keptSASS *[]sass.Record
 }
 
 // Options tune Open.
@@ -75,6 +78,9 @@ type Options struct {
 	Quick bool
 	// RefreshCopyBandwidth measures the copy bandwidth again instead of using the cached figure.
 	RefreshCopyBandwidth bool
+	// NoGPU opens the no-GPU mode even where a GPU answers: the recorded GPU's receipt and
+	// architecture, as on a machine without one (how cmd/profile -sass records what that mode asks).
+	NoGPU bool
 }
 
 // QuickEnv set to 1 makes every env use the short method (Options.Quick): how the GPU matrix
@@ -94,6 +100,9 @@ func OpenWith(opts Options) (*Env, error) {
 	nvrtcVersion, err := compile.Version()
 	if err != nil {
 		return nil, fmt.Errorf("NVRTC is not usable (install the CUDA headers and NVRTC with bash .ci/setup.sh): %w", err)
+	}
+	if opts.NoGPU {
+		return openNoGPU(fmt.Errorf("%w: the no-GPU mode was asked for (lab.Options.NoGPU)", gpu.ErrNoGPU), nvrtcVersion)
 	}
 	unlock, err := lockGPU()
 	if err != nil {

@@ -8,11 +8,15 @@
 //	if err != nil { ... }
 //	t := sass.CountTable(lst)   // one column per kernel
 //
-// No GPU is needed: only NVRTC and nvdisasm (Tool says which nvdisasm runs).
+// No GPU is needed: only NVRTC and nvdisasm (Tool says which nvdisasm runs). A listing can be
+// recorded (NewRecord, Save: results/sass/<lesson>.json) and found again only for exactly the same
+// source and options (Find), for a machine whose NVRTC cannot compile that architecture.
 package sass
 
 import (
 	"fmt"
+
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"regexp"
 	"strconv"
 	"strings"
@@ -73,6 +77,12 @@ type Listing struct {
 	// LineInfo says the machine code keeps its source lines (compile.Cubin.LineInfo).
 	LineInfo bool
 	Kernels  []Kernel // in the order of the listing
+	// Recorded is the receipt of the record the listing was read from (Find), nil for a listing
+	// made here.
+	Recorded *Receipt
+	// Unbuildable is why the listing was not compiled here (this NVRTC's refusal of the
+	// architecture), for a recorded listing shown in its place.
+	Unbuildable *compile.ArchError
 }
 
 // Kernel returns the kernel named name.

@@ -50,6 +50,9 @@ func (l *Listing) Provenance() string {
 	if !l.LineInfo {
 		p += " Without source lines: NVRTC before 12 crashes on some kernels compiled with -lineinfo, so it is left off."
 	}
+	if r := l.Recorded; r != nil {
+		p += fmt.Sprintf(" Recorded on %s (commit %s), not compiled here.", r.Day(), shortCommit(r.Commit))
+	}
 	return p
 }
 
@@ -90,6 +93,16 @@ func (l *Listing) Text() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	if c == "" {
+		return "unknown"
+	}
+	return c
 }
 
 func baseName(p string) string {
