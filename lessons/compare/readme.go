@@ -147,11 +147,11 @@ func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // columnName is a machine's column: the recorded run first, then the second machine.
 func columnName(i int, m Machine) string {
-	label := strings.TrimPrefix(m.Label, "recorded ")
-	if i == 0 {
-		return "recorded run: " + label
+	who := "recorded run"
+	if i > 0 {
+		who = "second machine"
 	}
-	return "second machine: " + label
+	return who + ": " + m.Device() + " (" + m.Folder + ")"
 }
 
 // readingCell is a reading's figure on f and whether its claim held there.
@@ -202,9 +202,8 @@ func machineReceipt(i int, m Machine) string {
 	if i > 0 {
 		who = "The second machine"
 	}
-	folder := m.Label[strings.LastIndex(m.Label, "(")+1 : len(m.Label)-1]
 	s := fmt.Sprintf("%s (`%s`): %s, driver %s (CUDA %s), NVRTC %s for %s, PyTorch %s; %s; copy bandwidth measured at %s GB/s; each lesson's run dated in its receipt, %s",
-		who, folder, get(func(r record.Receipt) string { return r.Device.Name }), get(func(r record.Receipt) string { return r.DriverRelease }),
+		who, m.Folder, get(func(r record.Receipt) string { return r.Device.Name }), get(func(r record.Receipt) string { return r.DriverRelease }),
 		get(func(r record.Receipt) string { return r.CUDADriver }), get(func(r record.Receipt) string { return r.NVRTC }),
 		get(func(r record.Receipt) string { return r.Arch }), get(func(r record.Receipt) string { return shortTorch(r.Torch) }),
 		get(func(r record.Receipt) string { return r.Method }), span(fmt.Sprintf("%.0f", lo), fmt.Sprintf("%.0f", hi)),

@@ -48,7 +48,13 @@ func TestHeadlinesHaveFigures(t *testing.T) {
 func TestHeadlinesMarkdown(t *testing.T) {
 	machines := RecordedMachines()
 	md := HeadlinesMarkdown(machines)
-	for _, want := range []string{"recorded run: NVIDIA H200 (results/)", "second machine: NVIDIA H100 80GB HBM3 (results/h100/)", "driver 580.159.04", "at commit "} {
+	if len(machines) != 2 {
+		t.Fatalf("%d recorded machines, want results/ and results/h100/", len(machines))
+	}
+	id := lessons.All()[0].ID
+	first, second := machines[0].Runs[id].Receipt, machines[1].Runs[id].Receipt
+	for _, want := range []string{"recorded run: " + first.Device.Name + " (results/)", "second machine: " + second.Device.Name + " (results/h100/)",
+		"The recorded run (`results/`): " + first.Device.Name + ", driver " + first.DriverRelease, "at commit " + first.Commit} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the block does not say %q", want)
 		}
