@@ -9,6 +9,9 @@
 //	go run -tags nocuda ./cmd/reproduce -compare class -out cmp      # every GPU's receipts under
 //	                                                                # class/ beside results/ and the
 //	                                                                # articles, no GPU needed
+//	go run -tags nocuda ./cmd/reproduce -readme README.md           # the README's tables of
+//	                                                                # recorded results, made again
+//	                                                                # from results/
 //
 // Copy the output folder's JSON, report and figures into results/ to update what the no-GPU mode
 // shows. Without a GPU (the nocuda build) it says so and exits with status 2.
@@ -38,9 +41,12 @@ func main() {
 	refresh := flag.Bool("refresh-bandwidth", false, "measure the copy bandwidth again instead of using the cached figure")
 	from := flag.String("from", "", "rebuild the tables, figures and report from the runs saved in this folder instead of measuring")
 	cmp := flag.String("compare", "", "set the receipts under this folder (one subfolder per machine, or one machine's output) beside the recorded results and the articles; writes compare.md and its figures to -out")
+	readme := flag.String("readme", "", "rewrite the generated blocks of this README (the recorded results' tables) from results/, and exit")
 	flag.Parse()
 	var err error
 	switch {
+	case *readme != "":
+		err = rewriteReadme(*readme)
 	case *cmp != "":
 		err = compareRuns(*cmp, *out)
 	case *from != "":
@@ -181,5 +187,26 @@ func compareRuns(dir, out string) error {
 		return err
 	}
 	fmt.Printf("%d machine(s) beside the recorded run; wrote %s\n", len(found), filepath.Join(out, "compare.md"))
+	return nil
+}
+
+// rewriteReadme makes the generated blocks of the README at path again from the recorded runs.
+func rewriteReadme(path string) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc, err := compare.RecordedReadme(string(old))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if doc == string(old) {
+		fmt.Printf("%s is up to date\n", path)
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("rewrote the recorded results in %s\n", path)
 	return nil
 }

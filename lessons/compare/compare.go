@@ -32,8 +32,9 @@ import (
 
 // Machine is one GPU's runs: a folder of receipts (or the recorded results), by lesson ID.
 type Machine struct {
-	Label string // "NVIDIA H100 80GB HBM3 (alice)"
-	Runs  map[string]*record.Run
+	Label  string // "NVIDIA H100 80GB HBM3 (alice)"
+	Folder string // where its receipts lie: "results/", "class/alice"
+	Runs   map[string]*record.Run
 }
 
 // Device is the GPU's name, from any of its runs.
@@ -61,7 +62,7 @@ func RecordedMachines() []Machine {
 
 // recordedIn reads each lesson's <ID>.json from fsys, labelled as recorded in folder.
 func recordedIn(fsys fs.FS, folder string) Machine {
-	m := Machine{Runs: map[string]*record.Run{}}
+	m := Machine{Folder: folder, Runs: map[string]*record.Run{}}
 	for _, l := range lessons.All() {
 		if r, err := record.LoadFS(fsys, l.ID); err == nil {
 			m.Runs[l.ID] = r
@@ -109,7 +110,7 @@ func Load(dir string) ([]Machine, error) {
 			} else if r.Receipt.Host != "" {
 				label += " (" + r.Receipt.Host + ")"
 			}
-			m = &Machine{Label: label, Runs: map[string]*record.Run{}}
+			m = &Machine{Label: label, Folder: filepath.ToSlash(filepath.Join(dir, rel)), Runs: map[string]*record.Run{}}
 			byKey[key] = m
 			keys = append(keys, key)
 		}
