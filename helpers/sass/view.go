@@ -59,6 +59,17 @@ func (l *Listing) Provenance() string {
 // Text is the listing, kernel by kernel, each run of instructions under the source line it came
 // from (with that line's text when the listing knows the source).
 func (l *Listing) Text() string {
+	text, _ := l.TextUpTo(0)
+	return text
+}
+
+// CollapsedMax is how many instructions the collapsed listing of Walk and Try (HTML) shows; the
+// count table above it counts them all, and Env.ShowSASS shows the whole listing.
+const CollapsedMax = 1200
+
+// TextUpTo is Text stopped after max instructions (every one when max is 0), and how many it left out.
+func (l *Listing) TextUpTo(max int) (text string, left int) {
+	shown := 0
 	var lines []string
 	if l.Code != "" {
 		lines = strings.Split(l.Code, "\n")
@@ -73,6 +84,11 @@ func (l *Listing) Text() string {
 		b.WriteString("\n")
 		lastFile, lastLine := "", -1
 		for _, in := range k.Instructions {
+			if max > 0 && shown >= max {
+				left++
+				continue
+			}
+			shown++
 			if in.File != lastFile || in.Line != lastLine {
 				lastFile, lastLine = in.File, in.Line
 				switch {
@@ -92,7 +108,7 @@ func (l *Listing) Text() string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return b.String(), left
 }
 
 func shortCommit(c string) string {
@@ -124,7 +140,12 @@ func (l *Listing) Display() {
 }
 
 // HTML is the count table and the listing folded into one <details> block under summary.
+// The listing stops after CollapsedMax instructions, saying how many more the source has.
 func (l *Listing) HTML(summary string) string {
+	text, left := l.TextUpTo(CollapsedMax)
+	if left > 0 {
+		text += fmt.Sprintf("... and %d more instructions, not shown here (the count table above counts them all); env.ShowSASS(source, options) shows the whole listing.\n", left)
+	}
 	return fmt.Sprintf(`<details><summary>%s</summary>%s<details><summary>listing, each run of instructions under its source line</summary><pre style="font-size:12px;line-height:1.35">%s</pre></details></details>`,
-		html.EscapeString(summary), CountTable(l).HTML(), html.EscapeString(l.Text()))
+		html.EscapeString(summary), CountTable(l).HTML(), html.EscapeString(text))
 }
