@@ -34,6 +34,14 @@ reproduce: setup
 kernelbench: setup
 	@source .ci/env.sh && go run ./cmd/kernelbench -out $(OUT)/kernelbench.json $(ARGS)
 
+# Every notebook (or NB="03_matmul.ipynb ...") executed top to bottom on this machine into $(OUT),
+# each checked (.ci/execute.sh): on a GPU each measures its own lesson, four at a time, their cells
+# taking turns at the GPU, and the runs they measured are left in $(OUT)/runs; copy the notebooks
+# over notebooks/ to commit their outputs. For example: make execute OUT=run NB=08_hopper.ipynb
+.PHONY: execute
+execute: setup
+	@bash .ci/execute.sh $(OUT) $(NB)
+
 # Every notebook under every GPU profile (KERNELS_EMULATE), recorded in results/gpus.json and
 # docs/GPUS.md (cmd/gpus). For example: make gpus ARGS="-profiles t4,l4 -notebooks 03_matmul.ipynb".
 .PHONY: gpus

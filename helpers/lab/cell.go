@@ -97,7 +97,7 @@ func Doctor(env *Env) show.Table {
 		add("CUDA headers for NVRTC", err.Error())
 	}
 	if dir, err := compile.CacheDir(); err == nil {
-		add("PTX cache", homeRelative(dir))
+		add("PTX cache", cacheShown(dir))
 	}
 	return t
 }
@@ -116,6 +116,18 @@ func datasheet(d gpu.DeviceInfo) string {
 	}
 	return fmt.Sprintf("%s: %.0f GB/s, FP32 %g TFLOP/s, tensor cores TF32 %s, FP16 %s, BF16 %s TFLOP/s (dense, vendor figures: ceilings, not measurements)",
 		p.Name, p.BandwidthGBs, p.FP32TFLOPS, tc(p.TF32TFLOPS), tc(p.FP16TFLOPS), tc(p.BF16TFLOPS))
+}
+
+// cacheShown is how the doctor names the PTX cache: under $KERNELS_CACHE_DIR when that is set
+// (a folder of this run's choosing, named by the variable rather than by the machine's path), else
+// home-relative.
+func cacheShown(dir string) string {
+	if d := os.Getenv("KERNELS_CACHE_DIR"); d != "" {
+		if rel, err := filepath.Rel(d, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join("$KERNELS_CACHE_DIR", rel)
+		}
+	}
+	return homeRelative(dir)
 }
 
 // homeRelative writes a path under the home folder as ~/..., so that outputs name no user's folder.

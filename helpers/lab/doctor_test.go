@@ -63,3 +63,16 @@ func TestHomeRelative(t *testing.T) {
 		}
 	}
 }
+
+// With KERNELS_CACHE_DIR set, the doctor names the cache by the variable, not by the machine's path.
+func TestCacheShown(t *testing.T) {
+	t.Setenv("HOME", "/home/ada")
+	t.Setenv("KERNELS_CACHE_DIR", "/tmp/run7/cache")
+	if got := cacheShown("/tmp/run7/cache/ptx"); got != "$KERNELS_CACHE_DIR/ptx" {
+		t.Errorf("cacheShown = %q", got)
+	}
+	t.Setenv("KERNELS_CACHE_DIR", "")
+	if got := cacheShown("/home/ada/.cache/cudalessons/ptx"); got != "~/.cache/cudalessons/ptx" {
+		t.Errorf("cacheShown without the variable = %q", got)
+	}
+}
