@@ -265,3 +265,55 @@ func (r Ring) Span() int { return r.Computes[len(r.Computes)-1].End }
 // Parity is the phase parity a consumer waits on for tile i in a ring of stages: the stage's full
 // barrier completes once per pass over the ring, so pass i / stages waits for parity (i/stages) & 1.
 func Parity(i, stages int) int { return (i / stages) & 1 }
+
+// PackElems is the number of elements of elemSize bytes in the elementwise template's 16-byte pack
+// (4 floats, 8 halves).
+func PackElems(elemSize int) int { return 16 / elemSize }
+
+// Slot is who handles a pack or a tail element in the packed template: the thread (its index in
+// the grid) and the grid-stride loop trip.
+type Slot struct{ Thread, Trip int }
+
+// GridStride is the packed template's share of n elements over a grid of threads threads, packs
+// of pack elements: pack i goes to thread i mod threads on trip i / threads (the grid-stride loop
+// over the n / pack whole packs), and tail element j of the last n mod pack goes to thread j (one
+// per thread of the first threads, after the loop).
+func GridStride(n, pack, threads int) (packs, tail []Slot, err error) {
+	if n < 0 || pack < 1 || threads < pack {
+		return nil, nil, fmt.Errorf("grid stride: n %d must not be negative, the pack %d at least 1 and the threads %d at least the pack", n, pack, threads)
+	}
+	for i := 0; i < n/pack; i++ {
+		packs = append(packs, Slot{Thread: i % threads, Trip: i / threads})
+	}
+	for j := 0; j < n%pack; j++ {
+		tail = append(tail, Slot{Thread: j})
+	}
+	return packs, tail, nil
+}
+
+// Box is an axis-aligned box (x1, y1, x2, y2), x2 >= x1 and y2 >= y1 for a well-formed one.
+type Box struct{ X1, Y1, X2, Y2 float64 }
+
+// Area is the box's area, 0 when it is empty or inverted.
+func (b Box) Area() float64 { return math.Max(b.X2-b.X1, 0) * math.Max(b.Y2-b.Y1, 0) }
+
+// GIoUEps is the GIoU lesson's clamp of the union and of the enclosing area (the article's).
+const GIoUEps = 1e-5
+
+// GIoUTerms are the areas the generalized IoU of two boxes is made of: intersection I, union U,
+// smallest enclosing box E, and GIoU = I/max(U, eps) - (E - U)/max(E, eps).
+type GIoUTerms struct {
+	Inter, Union, Enclosing, GIoU float64
+	// Overlap and Hull are the intersection box (empty when the boxes miss) and the enclosing box.
+	Overlap, Hull Box
+}
+
+// GIoU computes the terms of the generalized IoU of a prediction p and a target t, as the GIoU
+// lesson's loss does.
+func GIoU(p, t Box) GIoUTerms {
+	o := Box{math.Max(p.X1, t.X1), math.Max(p.Y1, t.Y1), math.Min(p.X2, t.X2), math.Min(p.Y2, t.Y2)}
+	h := Box{math.Min(p.X1, t.X1), math.Min(p.Y1, t.Y1), math.Max(p.X2, t.X2), math.Max(p.Y2, t.Y2)}
+	i, e := o.Area(), h.Area()
+	u := p.Area() + t.Area() - i
+	return GIoUTerms{Inter: i, Union: u, Enclosing: e, GIoU: i/math.Max(u, GIoUEps) - (e-u)/math.Max(e, GIoUEps), Overlap: o, Hull: h}
+}

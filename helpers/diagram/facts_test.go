@@ -294,3 +294,99 @@ func TestSchedule(t *testing.T) {
 		t.Error("phase parity of tiles 0, 4, 9 in a ring of 4 is not 0, 1, 0")
 	}
 }
+
+func TestGridStride(t *testing.T) {
+	if got := PackElems(4); got != 4 {
+		t.Errorf("a pack holds %d floats, want 4", got)
+	}
+	if got := PackElems(2); got != 8 {
+		t.Errorf("a pack holds %d halves, want 8", got)
+	}
+	if _, _, err := GridStride(10, 8, 4); err == nil {
+		t.Error("a grid of fewer threads than the tail can need was accepted")
+	}
+	for _, c := range []struct{ n, pack, threads int }{{0, 8, 32}, {7, 8, 32}, {645, 8, 32}, {1000, 4, 96}, {4096, 8, 256}} {
+		packs, tail, err := GridStride(c.n, c.pack, c.threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every element is handled exactly once: the packs' elements, then the tail's.
+		seen := make([]int, c.n)
+		for i, s := range packs {
+			if s.Thread >= c.threads || s.Thread+s.Trip*c.threads != i {
+				t.Fatalf("n %d: pack %d goes to thread %d on trip %d", c.n, i, s.Thread, s.Trip)
+			}
+			for e := i * c.pack; e < (i+1)*c.pack; e++ {
+				seen[e]++
+			}
+		}
+		for j, s := range tail {
+			if s.Thread != j || s.Trip != 0 {
+				t.Fatalf("n %d: tail element %d goes to thread %d on trip %d", c.n, j, s.Thread, s.Trip)
+			}
+			seen[len(packs)*c.pack+j]++
+		}
+		for e, k := range seen {
+			if k != 1 {
+				t.Fatalf("n %d pack %d over %d threads: element %d handled %d times", c.n, c.pack, c.threads, e, k)
+			}
+		}
+	}
+	packs, tail, _ := GridStride(645, 8, 32)
+	if len(packs) != 80 || len(tail) != 5 || packs[79] != (Slot{Thread: 15, Trip: 2}) {
+		t.Errorf("645 halves over 32 threads: %d packs (last %+v), %d tail elements; want 80 (thread 15, trip 2) and 5", len(packs), packs[len(packs)-1], len(tail))
+	}
+}
+
+// raster counts the unit cells of integer boxes: inside p, t, both, and the hull's cells.
+func raster(p, t Box) (inter, union, hull float64) {
+	in := func(b Box, x, y float64) bool { return x >= b.X1 && x < b.X2 && y >= b.Y1 && y < b.Y2 }
+	h := Box{math.Min(p.X1, t.X1), math.Min(p.Y1, t.Y1), math.Max(p.X2, t.X2), math.Max(p.Y2, t.Y2)}
+	for x := h.X1; x < h.X2; x++ {
+		for y := h.Y1; y < h.Y2; y++ {
+			a, b := in(p, x, y), in(t, x, y)
+			if a && b {
+				inter++
+			}
+			if a || b {
+				union++
+			}
+			hull++
+		}
+	}
+	return inter, union, hull
+}
+
+func TestGIoU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	box := func() Box {
+		x, y := float64(rng.IntN(12)), float64(rng.IntN(12))
+		return Box{x, y, x + float64(1+rng.IntN(8)), y + float64(1+rng.IntN(8))}
+	}
+	for trial := 0; trial < 300; trial++ {
+		p, q := box(), box()
+		g := GIoU(p, q)
+		i, u, e := raster(p, q)
+		if g.Inter != i || g.Union != u || g.Enclosing != e {
+			t.Fatalf("%+v, %+v: I %g U %g E %g, counted %g %g %g", p, q, g.Inter, g.Union, g.Enclosing, i, u, e)
+		}
+		if want := i/u - (e-u)/e; math.Abs(g.GIoU-want) > 1e-12 || g.GIoU <= -1 || g.GIoU > 1 {
+			t.Fatalf("%+v, %+v: GIoU %g, want %g in (-1, 1]", p, q, g.GIoU, want)
+		}
+		if r := GIoU(q, p); math.Abs(r.GIoU-g.GIoU) > 1e-15 {
+			t.Fatalf("GIoU is not symmetric: %g and %g", g.GIoU, r.GIoU)
+		}
+	}
+	if g := GIoU(Box{1, 2, 5, 7}, Box{1, 2, 5, 7}); g.GIoU != 1 {
+		t.Errorf("identical boxes: GIoU %g, want 1", g.GIoU)
+	}
+	// A miss: IoU is 0 wherever the boxes are, GIoU falls toward -1 as they part.
+	near, far := GIoU(Box{0, 0, 2, 2}, Box{3, 0, 5, 2}), GIoU(Box{0, 0, 2, 2}, Box{1000, 0, 1002, 2})
+	if near.Inter != 0 || near.GIoU != -0.2 || far.GIoU >= near.GIoU || far.GIoU > -0.99 {
+		t.Errorf("misses: GIoU %g near (want -0.2), %g far (want below -0.99)", near.GIoU, far.GIoU)
+	}
+	// Two empty boxes at one point: the clamps keep it finite.
+	if g := GIoU(Box{1, 1, 1, 1}, Box{1, 1, 1, 1}); g.GIoU != 0 {
+		t.Errorf("two empty boxes: GIoU %g, want 0", g.GIoU)
+	}
+}

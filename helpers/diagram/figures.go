@@ -21,6 +21,7 @@ func All() []Figure {
 		{"00_coalescing", "846017ab", "A warp's 32 addresses and the 32-byte sectors and 128-byte lines they touch, for contiguous floats, floats two apart and float4", Coalescing},
 		{"01_rwkv_triangle", "3aaaee07", "The RWKV time-mix triangle: output t sums over inputs u up to t, each through filter tap (T-1)-(t-u)", RWKVTriangle},
 		{"01_rwkv_balanced", "4431b6dd", "The balanced triangle: thread q computes outputs q and T-1-q, so every thread does T+1 products", RWKVBalanced},
+		{"02_packs", "11af73cb", "The packed template in half: a warp's load of one half per lane against one 16-byte pack of 8 halves per lane, the pack's four __hmul2, and the grid-stride loop and tail over the threads", Packs},
 		{"03_warp_tiles", "m03-23", "Step 7's tiles: a 128 x 128 block tile of eight 64 x 32 warp tiles, and the warp's 8 x 4 grid of lanes", WarpTiles},
 		{"03_bank_swizzle", "m03-23", "Shared-memory banks hit by 8 lanes reading chunk 1 of 8 rows: eight passes unswizzled, one with the XOR swizzle", BankSwizzle},
 		{"03_mma_fragments", "m03-25", "Which lane and register hold each element of A, B and C in mma.sync.m16n8k8 with TF32 inputs", MmaFragments},
@@ -29,6 +30,7 @@ func All() []Figure {
 		{"04b_welford_chan", "00275ae6", "Two parts of a sample, each with its (count, mean, M2) triple, merged by Chan's formula into the triple of the whole sample", WelfordChan},
 		{"05_im2col", "c03", "The implicit GEMM's gather: the input pixels that row p and column q of the im2col matrix read for a 3 x 3 filter", Im2col},
 		{"05_pool_windows", "c23", "Step 7's pool tile: 4 x 6 max-pool windows of 3 x 3 at stride 2 over a 9 x 13 conv region, and how many windows share each pixel", PoolWindows},
+		{"06_giou_boxes", "c00", "A prediction p and its target t, their intersection I, union U and smallest enclosing box E, with GIoU = I/U − (E − U)/E computed for overlapping boxes and for a miss", GIoUBoxes},
 		{"07_trilinear", "c00", "The trilinear cell: a point inside and the weights of its eight corners", Trilinear},
 		{"08_tma_ring", "m08-16", "A ring of four stages as a timeline: TMA loads, full barriers, wgmma on each tile and the stage released for the next load", TMARing},
 		{"08_wgmma_accumulator", "m08-14", "Which thread and register hold each element of wgmma m64nNk16's 64 x N float32 accumulator", WgmmaAccumulator},
@@ -67,42 +69,49 @@ func Coalescing() ([]byte, error) {
 		c.Bold(marginPx, y, p.name, labelSz+1, Start, ink)
 		c.Text(marginPx, y+18, fmt.Sprintf("%s of 32 B, %s of 128 B; %d of the %d bytes fetched are used (%d%%)",
 			plural(tr.Sectors, "sector"), plural(tr.Lines, "line"), tr.Useful, tr.Moved, 100*tr.Useful/tr.Moved), labelSz, Start, palette[3])
-		ly, my := y+36, y+100
-		c.Text(x0-8, ly+8, "lane", smallSz, End, ink)
-		c.Text(x0-8, my+9, "bytes", smallSz, End, ink)
-		for i := 0; i < WarpSize; i++ {
-			lx := x0 + float64(i)*laneW
-			c.cell(lx, ly, laneW-2, 16, light[0], fmt.Sprint(i), tinySz, ink)
-			ax := x0 + (float64(addr[i])+float64(p.size)/2)*bw
-			c.Line(lx+(laneW-2)/2, ly+16, ax, my, palette[0], 0.8)
-		}
-		touched := map[int]bool{}
-		for _, a := range addr {
-			for b := a; b < a+p.size; b++ {
-				touched[b/32] = true
-			}
-		}
-		for s := 0; s < 512/32; s++ {
-			fill := "#f4f4f4"
-			if touched[s] {
-				fill = light[1]
-			}
-			c.Rect(x0+float64(s*32)*bw, my, 32*bw, 18, fill, grid)
-		}
-		for _, a := range addr {
-			c.Rect(x0+float64(a)*bw, my+5, float64(p.size)*bw, 8, palette[1], "")
-		}
-		for l := 0; l <= 4; l++ {
-			lx := x0 + float64(l*128)*bw
-			c.Line(lx, my-4, lx, my+22, ink, 2)
-			if l < 4 {
-				c.Text(lx+64*bw, my+32, fmt.Sprintf("line %d (bytes %d-%d)", l, l*128, l*128+127), smallSz, Middle, ink)
-			}
-		}
+		c.warpAccess(x0, y+36, bw, laneW, addr, p.size)
 	}
 	c.legend(x0, c.h-14, light[1], "a sector the warp touches")
 	c.legend(x0+230, c.h-14, palette[1], "bytes a lane asked for")
 	return c.Bytes(), nil
+}
+
+// warpAccess draws a warp's lanes in a row at (x0, y) (laneW pixels each), the first 512 bytes of
+// memory 64 pixels below (bw pixels a byte) with the 32-byte sectors it touches shaded and the
+// 128-byte lines marked, and a line from each lane to the size bytes at its address.
+func (c *Canvas) warpAccess(x0, y, bw, laneW float64, addr []int, size int) {
+	ly, my := y, y+64
+	c.Text(x0-8, ly+8, "lane", smallSz, End, ink)
+	c.Text(x0-8, my+9, "bytes", smallSz, End, ink)
+	for i := 0; i < WarpSize; i++ {
+		lx := x0 + float64(i)*laneW
+		c.cell(lx, ly, laneW-2, 16, light[0], fmt.Sprint(i), tinySz, ink)
+		ax := x0 + (float64(addr[i])+float64(size)/2)*bw
+		c.Line(lx+(laneW-2)/2, ly+16, ax, my, palette[0], 0.8)
+	}
+	touched := map[int]bool{}
+	for _, a := range addr {
+		for b := a; b < a+size; b++ {
+			touched[b/32] = true
+		}
+	}
+	for s := 0; s < 512/32; s++ {
+		fill := "#f4f4f4"
+		if touched[s] {
+			fill = light[1]
+		}
+		c.Rect(x0+float64(s*32)*bw, my, 32*bw, 18, fill, grid)
+	}
+	for _, a := range addr {
+		c.Rect(x0+float64(a)*bw, my+5, float64(size)*bw, 8, palette[1], "")
+	}
+	for l := 0; l <= 4; l++ {
+		lx := x0 + float64(l*128)*bw
+		c.Line(lx, my-4, lx, my+22, ink, 2)
+		if l < 4 {
+			c.Text(lx+64*bw, my+32, fmt.Sprintf("line %d (bytes %d-%d)", l, l*128, l*128+127), smallSz, Middle, ink)
+		}
+	}
 }
 
 // rwkvT is the sequence length the triangle diagrams draw.
@@ -779,6 +788,182 @@ func WgmmaAccumulator() ([]byte, error) {
 	}
 	return c.Bytes(), nil
 }
+
+// Packs draws the elementwise template in half: a warp's load of one half per lane against one
+// 16-byte pack per lane, the four __hmul2 of a pack, and how the grid-stride loop and the tail share
+// an array among the threads.
+func Packs() ([]byte, error) {
+	const half = 2
+	pack := PackElems(half)
+	const x0, bw, laneW, rowH = 70.0, 1.5, 24.0, 150.0
+	c := NewCanvas(x0+512*bw+30, 630)
+	c.Title(fmt.Sprintf("The packed template in half: a lane moves a 16-byte pack of %d halves instead of one", pack))
+	for k, p := range []struct {
+		name string
+		size int
+	}{
+		{"step 1, naive: lane i reads x[i], one half (2 bytes)", half},
+		{fmt.Sprintf("step 2, packed: lane i reads pack i, x[%di..%di+%d], as one uint4 (LDG.E.128)", pack, pack, pack-1), 16},
+	} {
+		y := 56 + rowH*float64(k)
+		addr := StridedAddrs(1, p.size)
+		tr := Coalesce(addr, p.size)
+		c.Bold(marginPx, y, p.name, labelSz+1, Start, ink)
+		c.Text(marginPx, y+18, fmt.Sprintf("%s of 32 B, %s of 128 B: the warp's load instruction moves %d bytes",
+			plural(tr.Sectors, "sector"), plural(tr.Lines, "line"), tr.Useful), labelSz, Start, palette[3])
+		c.warpAccess(x0, y+36, bw, laneW, addr, p.size)
+	}
+
+	// Inside one thread: x and y packs as four __half2 each, multiplied by four __hmul2.
+	y := 56 + 2*rowH
+	c.Bold(marginPx, y, fmt.Sprintf("inside lane 0: the pack is %d halves, %d __half2 pairs, %d __hmul2", pack, pack/2, pack/2), labelSz+1, Start, ink)
+	const cw, ch = 38.0, 20.0
+	for r, name := range []string{"x pack 0", "y pack 0", "z pack 0"} {
+		ry := y + 20 + float64(r)*(ch+10)
+		c.Text(x0+40-8, ry+ch/2, name, smallSz, End, ink)
+		for e := 0; e < pack; e++ {
+			c.cell(x0+40+float64(e)*cw, ry, cw, ch, light[e/2], fmt.Sprintf("%c[%d]", name[0], e), smallSz, ink)
+		}
+		for q := 0; q < pack/2; q++ {
+			c.Rect(x0+40+float64(2*q)*cw+1, ry+1, 2*cw-2, ch-2, "", palette[q])
+		}
+	}
+	tx := x0 + 40 + float64(pack)*cw + 30
+	for i, l := range []string{
+		"z pair q = __hmul2(x pair q, y pair q): one instruction multiplies two halves.",
+		fmt.Sprintf("One 16-byte load per array and one store carry what step 1 does in %d each:", pack),
+		fmt.Sprintf("the same bytes in 1/%d of the memory instructions.", pack),
+	} {
+		c.Text(tx, y+30+float64(i)*18, l, smallSz, Start, ink)
+	}
+
+	// The grid-stride loop and the tail, for a small array and a grid of one warp.
+	const n, threads = 645, WarpSize
+	packs, tail, err := GridStride(n, pack, threads)
+	if err != nil {
+		return nil, err
+	}
+	y += 126
+	c.Bold(marginPx, y, fmt.Sprintf("n = %d halves over a grid of %d threads: %s, then a tail of %d", n, threads, plural(len(packs), "pack"), len(tail)), labelSz+1, Start, ink)
+	const pw, py = 8.0, 32.0
+	trips := 0
+	for i, s := range packs {
+		c.Rect(x0+float64(i)*pw, y+py, pw, 20, palette[s.Trip%len(palette)], "#ffffff")
+		trips = max(trips, s.Trip+1)
+	}
+	for tr := 0; tr < trips; tr++ {
+		first, last := tr*threads, min((tr+1)*threads, len(packs))-1
+		mid := x0 + float64(first+last+1)/2*pw
+		c.Text(mid, y+py-10, fmt.Sprintf("trip %d: threads %d-%d", tr, packs[first].Thread, packs[last].Thread), smallSz, Middle, palette[tr%len(palette)])
+		c.Text(mid, y+py+32, fmt.Sprintf("packs %d-%d", first, last), smallSz, Middle, ink)
+	}
+	tx = x0 + float64(len(packs))*pw + 14
+	for j, s := range tail {
+		c.cell(tx+float64(j)*16, y+py, 16, 20, light[3], fmt.Sprint(s.Thread), tinySz, ink)
+	}
+	c.Text(tx, y+py+32, fmt.Sprintf("tail: halves %d-%d,", len(packs)*pack, n-1), smallSz, Start, ink)
+	c.Text(tx, y+py+46, fmt.Sprintf("threads %d-%d", tail[0].Thread, tail[len(tail)-1].Thread), smallSz, Start, ink)
+	for i, l := range []string{
+		fmt.Sprintf("Thread t takes packs t, t + T, t + 2T, ... (T threads in the grid), then tail element t if t < n mod %d.", pack),
+		"On the GPU the grid is blocks of 256 threads, as many as the packs need but at most 32 waves of resident blocks,",
+		"so any n fits one launch shape; a view whose pointers are not 16-byte aligned takes the pack-1 kernel instead.",
+	} {
+		c.Text(marginPx, y+py+60+float64(i)*17, l, smallSz, Start, ink)
+	}
+	return c.Bytes(), nil
+}
+
+// GIoUBoxes draws the generalized IoU of a prediction and its target, for boxes that overlap and
+// for a miss: the intersection I, the union U, the smallest enclosing box E and the formula with the
+// areas GIoU computes.
+func GIoUBoxes() ([]byte, error) {
+	const u, pw, ph, x0, y0, gap = 30.0, 11, 10, 40.0, 84.0, 70.0
+	c := NewCanvas(2*(x0+pw*u)+gap-10, y0+ph*u+175)
+	c.Title("GIoU(p, t) = I/U − (E − U)/E: intersection I, union U, smallest enclosing box E")
+	cases := []struct {
+		name string
+		p, t Box
+	}{
+		{"p overlaps its target t", Box{4, 3, 10, 9}, Box{2, 1, 8, 6}},
+		{"p misses t: I = 0, IoU = 0", Box{7, 4, 10, 8}, Box{1, 1, 5, 5}},
+	}
+	for k, cs := range cases {
+		ox := x0 + float64(k)*(pw*u+gap)
+		g := GIoU(cs.p, cs.t)
+		at := func(b Box) (float64, float64, float64, float64) {
+			return ox + b.X1*u, y0 + b.Y1*u, (b.X2 - b.X1) * u, (b.Y2 - b.Y1) * u
+		}
+		c.Bold(ox, y0-34, cs.name, labelSz+1, Start, ink)
+		for i := 0; i <= pw; i++ {
+			c.Line(ox+float64(i)*u, y0, ox+float64(i)*u, y0+ph*u, faint, 1)
+			if i%5 == 0 {
+				c.Text(ox+float64(i)*u, y0-10, fmt.Sprint(i), tinySz, Middle, ink)
+			}
+		}
+		for j := 0; j <= ph; j++ {
+			c.Line(ox, y0+float64(j)*u, ox+pw*u, y0+float64(j)*u, faint, 1)
+			if j%5 == 0 {
+				c.Text(ox-6, y0+float64(j)*u, fmt.Sprint(j), tinySz, End, ink)
+			}
+		}
+		x, y, w, h := at(g.Hull)
+		c.Rect(x, y, w, h, "#e4e4e4", "")
+		fmt.Fprintf(&c.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="6 4"/>`+"\n",
+			num(x), num(y), num(w), num(h), ink)
+		c.Bold(x+w-4, y-8, "E", labelSz, End, ink)
+		for _, b := range []struct {
+			box   Box
+			color int
+		}{{cs.t, 2}, {cs.p, 0}} {
+			x, y, w, h := at(b.box)
+			c.Rect(x, y, w, h, light[b.color], "")
+		}
+		if g.Inter > 0 {
+			x, y, w, h := at(g.Overlap)
+			c.Rect(x, y, w, h, palette[1], "")
+			c.Bold(x+w/2, y+h/2, "I", labelSz+2, Middle, "#ffffff")
+		}
+		for _, b := range []struct {
+			box   Box
+			color int
+			name  string
+		}{{cs.t, 2, "t"}, {cs.p, 0, "p"}} {
+			x, y, w, h := at(b.box)
+			fmt.Fprintf(&c.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="2.5"/>`+"\n",
+				num(x), num(y), num(w), num(h), palette[b.color])
+			if b.name == "t" {
+				c.Bold(x+6, y+10, "t", labelSz+1, Start, palette[b.color])
+			} else {
+				c.Bold(x+w-6, y+h-10, "p", labelSz+1, End, palette[b.color])
+			}
+		}
+		ty := y0 + ph*u + 22
+		lines := []string{
+			fmt.Sprintf("A_p = %g, A_t = %g, I = %g", cs.p.Area(), cs.t.Area(), g.Inter),
+			fmt.Sprintf("U = A_p + A_t − I = %g,  E = %g", g.Union, g.Enclosing),
+			fmt.Sprintf("GIoU = %g/%g − (%g − %g)/%g = %s", g.Inter, g.Union, g.Enclosing, g.Union, g.Enclosing, signed(g.GIoU)),
+			fmt.Sprintf("loss term 1 − GIoU = %.3f", 1-g.GIoU),
+		}
+		if g.Inter == 0 {
+			far := cs.p
+			far.X1, far.X2 = far.X1+10, far.X2+10
+			lines = append(lines, fmt.Sprintf("p moved 10 further right: GIoU = %s", signed(GIoU(far, cs.t).GIoU)))
+		} else {
+			lines = append(lines, fmt.Sprintf("IoU = I/U = %.3f", g.Inter/g.Union))
+		}
+		for i, l := range lines {
+			c.Text(ox, ty+float64(i)*17, l, labelSz, Start, ink)
+		}
+	}
+	by := y0 + ph*u + 22 + 5*17 + 12
+	c.legend(x0, by, "#e4e4e4", "grey: E − U, the part of the enclosing box that neither box covers")
+	c.Text(x0, by+22, "IoU is 0 for every miss, however far; GIoU keeps falling toward −1 as p moves away, so the loss still pulls", smallSz, Start, ink)
+	c.Text(x0, by+38, fmt.Sprintf("a missed prediction toward its target. In the divisions U and E are clamped at ε = %g.", GIoUEps), smallSz, Start, ink)
+	return c.Bytes(), nil
+}
+
+// signed writes v with three decimals and a true minus sign.
+func signed(v float64) string { return strings.Replace(fmt.Sprintf("%.3f", v), "-", "−", 1) }
 
 // plural writes n and the noun, with an s unless n is 1.
 func plural(n int, noun string) string {
