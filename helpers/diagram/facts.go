@@ -3,6 +3,7 @@ package diagram
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // WarpSize is the number of threads in a warp.
@@ -316,4 +317,25 @@ func GIoU(p, t Box) GIoUTerms {
 	i, e := o.Area(), h.Area()
 	u := p.Area() + t.Area() - i
 	return GIoUTerms{Inter: i, Union: u, Enclosing: e, GIoU: i/math.Max(u, GIoUEps) - (e-u)/math.Max(e, GIoUEps), Overlap: o, Hull: h}
+}
+
+// BoxCounts draws n images' box counts as the GIoU lesson's workload does: floor(|N(0, sigma)|),
+// clipped to [0, most], from a seeded generator.
+func BoxCounts(n int, sigma float64, most int, seed uint64) []int {
+	r := rand.New(rand.NewPCG(seed, 0))
+	c := make([]int, n)
+	for i := range c {
+		c[i] = min(int(math.Floor(math.Abs(r.NormFloat64()*sigma))), most)
+	}
+	return c
+}
+
+// MeanBoxCount is the expected count of BoxCounts: the sum over k = 1..most of
+// P(|N(0, sigma)| >= k) = erfc(k / (sigma·√2)).
+func MeanBoxCount(sigma float64, most int) float64 {
+	s := 0.0
+	for k := 1; k <= most; k++ {
+		s += math.Erfc(float64(k) / (sigma * math.Sqrt2))
+	}
+	return s
 }

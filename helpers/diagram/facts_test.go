@@ -390,3 +390,24 @@ func TestGIoU(t *testing.T) {
 		t.Errorf("two empty boxes: GIoU %g, want 0", g.GIoU)
 	}
 }
+
+func TestBoxCounts(t *testing.T) {
+	const n, sigma, most = 200000, 3.0, 255
+	cs := BoxCounts(n, sigma, most, 1)
+	sum := 0
+	for _, c := range cs {
+		if c < 0 || c > most {
+			t.Fatalf("count %d outside [0, %d]", c, most)
+		}
+		sum += c
+	}
+	// The sample mean is within a few standard errors (the counts' deviation is below sigma) of the
+	// expectation, which is close to sigma·√(2/π) - 1/2 for a floor of |N(0, sigma)|.
+	mean, want := float64(sum)/n, MeanBoxCount(sigma, most)
+	if math.Abs(mean-want) > 4*sigma/math.Sqrt(n) || math.Abs(want-(sigma*math.Sqrt(2/math.Pi)-0.5)) > 0.05 {
+		t.Errorf("mean count %v, expected %v", mean, want)
+	}
+	if got := BoxCounts(5, 1e6, 7, 2); got[0] != 7 {
+		t.Errorf("a huge count was not clipped to 7: %v", got)
+	}
+}

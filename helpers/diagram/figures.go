@@ -30,7 +30,7 @@ func All() []Figure {
 		{"04b_welford_chan", "00275ae6", "Two parts of a sample, each with its (count, mean, M2) triple, merged by Chan's formula into the triple of the whole sample", WelfordChan},
 		{"05_im2col", "c03", "The implicit GEMM's gather: the input pixels that row p and column q of the im2col matrix read for a 3 x 3 filter", Im2col},
 		{"05_pool_windows", "c23", "Step 7's pool tile: 4 x 6 max-pool windows of 3 x 3 at stride 2 over a 9 x 13 conv region, and how many windows share each pixel", PoolWindows},
-		{"06_giou_boxes", "c00", "A prediction p and its target t, their intersection I, union U and smallest enclosing box E, with GIoU = I/U − (E − U)/E computed for overlapping boxes and for a miss", GIoUBoxes},
+		{"06_giou_boxes", "c00", "A prediction p and its target t, their intersection I, union U and smallest enclosing box E, with GIoU = I/U − (E − U)/E computed for overlapping boxes and for a miss; below, the first images of the padded batch (valid slots against padding) and what each step walks", GIoUBoxes},
 		{"07_trilinear", "c00", "The trilinear cell: a point inside and the weights of its eight corners", Trilinear},
 		{"08_tma_ring", "m08-16", "A ring of four stages as a timeline: TMA loads, full barriers, wgmma on each tile and the stage released for the next load", TMARing},
 		{"08_wgmma_accumulator", "m08-14", "Which thread and register hold each element of wgmma m64nNk16's 64 x N float32 accumulator", WgmmaAccumulator},
@@ -878,7 +878,7 @@ func Packs() ([]byte, error) {
 // areas GIoU computes.
 func GIoUBoxes() ([]byte, error) {
 	const u, pw, ph, x0, y0, gap = 30.0, 11, 10, 40.0, 84.0, 70.0
-	c := NewCanvas(2*(x0+pw*u)+gap-10, y0+ph*u+175)
+	c := NewCanvas(2*(x0+pw*u)+gap-10, y0+ph*u+462)
 	c.Title("GIoU(p, t) = I/U − (E − U)/E: intersection I, union U, smallest enclosing box E")
 	cases := []struct {
 		name string
@@ -959,7 +959,46 @@ func GIoUBoxes() ([]byte, error) {
 	c.legend(x0, by, "#e4e4e4", "grey: E − U, the part of the enclosing box that neither box covers")
 	c.Text(x0, by+22, "IoU is 0 for every miss, however far; GIoU keeps falling toward −1 as p moves away, so the loss still pulls", smallSz, Start, ink)
 	c.Text(x0, by+38, fmt.Sprintf("a missed prediction toward its target. In the divisions U and E are clamped at ε = %g.", GIoUEps), smallSz, Start, ink)
+	c.giouBatch(by + 76)
 	return c.Bytes(), nil
+}
+
+// giouBatch draws, from y down, the first images of the GIoU lesson's padded batch (the article's
+// B = 1024 images of M = 256 slots, counts floor(|N(0, 3)|)): the valid slots and the padding, and
+// which steps walk what.
+func (c *Canvas) giouBatch(y float64) {
+	const images, slots, sigma, shown, group = 1024, 256, 3.0, 16, 8
+	counts := BoxCounts(shown, sigma, slots-1, 1)
+	const x0, sw, rh = 110.0, 2.4, 11.0
+	c.Bold(marginPx, y, fmt.Sprintf("The padded batch the kernels walk: B = %d images × M = %d slots (the first %d drawn)", images, slots, shown), labelSz+1, Start, ink)
+	gy := y + 22
+	valid := 0
+	for b, n := range counts {
+		ry := gy + float64(b)*rh
+		c.Rect(x0, ry, slots*sw, rh-2, "#eeeeee", "")
+		if n > 0 {
+			c.Rect(x0, ry, float64(n)*sw, rh-2, palette[0], "")
+		}
+		valid += n
+		c.Text(x0+slots*sw+6, ry+rh/2-1, fmt.Sprintf("count %d", n), tinySz, Start, ink)
+		if b%group == 0 {
+			c.Line(x0-8, ry, x0-8, ry+group*rh-2, palette[1], 2)
+			c.Text(x0-12, ry+group*rh/2-1, fmt.Sprintf("step 6: block %d,", b/group), tinySz, End, palette[1])
+			c.Text(x0-12, ry+group*rh/2+9, "a warp per image", tinySz, End, palette[1])
+		}
+	}
+	for k := 0; k <= slots; k += 64 {
+		c.Text(x0+float64(k)*sw, gy-7, fmt.Sprintf("slot %d", k), tinySz, Middle, ink)
+	}
+	mean := MeanBoxCount(sigma, slots-1)
+	ty := gy + shown*rh + 16
+	for i, l := range []string{
+		fmt.Sprintf("Blue: the valid boxes, %d of the %d slots drawn; grey: padding. Each image holds %.2f boxes on average, %.1f%% of its slots.", valid, shown*slots, mean, 100*mean/slots),
+		"Steps 1 and 2: a thread per slot, every slot of every image, then a second pass over all of them.",
+		fmt.Sprintf("Step 3: a block per image reads only its valid slots. Step 6: a warp per image, %d images to a block (orange).", group),
+	} {
+		c.Text(marginPx, ty+float64(i)*16, l, smallSz, Start, ink)
+	}
 }
 
 // signed writes v with three decimals and a true minus sign.
