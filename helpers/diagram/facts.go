@@ -339,3 +339,65 @@ func MeanBoxCount(sigma float64, most int) float64 {
 	}
 	return s
 }
+
+// Mistakes are notebook 09's ten mistakes, by their headings there (mistake k is Mistakes[k-1]).
+var Mistakes = []string{
+	"A loop that never ends",
+	"Too much shared memory",
+	"A read through a null pointer",
+	"A write past the end",
+	"Reading one past the input",
+	"`__syncthreads()` inside a divergent branch",
+	"A race on shared memory",
+	"A block of 2048 threads",
+	"A compile error",
+	"The wrong kernel name",
+}
+
+// The rules a guard applies, as the suite's code has them (helpers/lab, helpers/gpu; the test checks
+// them against that code): a wait's deadline is the larger of DeadlineFloorSec seconds and
+// DeadlineFactor times what the original step takes; a block holds at most MaxBlockThreads threads
+// and StaticSharedKiB KiB of static shared memory.
+const (
+	DeadlineFloorSec = 10
+	DeadlineFactor   = 100
+	MaxBlockThreads  = 1024
+	StaticSharedKiB  = 48
+)
+
+// Guard is one stage of the path a reader's kernel takes from a notebook cell to the GPU: what the
+// stage does, the mistakes of notebook 09 it catches (their numbers), those that may pass it
+// unnoticed, what the cell then says, and the call of the cell that runs it (Try, gpu.CheckConfig,
+// or Sanitize with its compute-sanitizer tool).
+type Guard struct {
+	Stage, Does string
+	Catches     []int
+	MayPass     []int
+	Says        string
+	Call        string
+}
+
+// Guards is the path in order: what Try runs (compile, assemble, load and launch, run under the
+// deadline, fault, check), then the compute-sanitizer tools that Sanitize runs in a child process.
+func Guards() []Guard {
+	return []Guard{
+		{Stage: "NVRTC compiles to PTX", Does: "no GPU needed", Catches: []int{9},
+			Says: "NVRTC's log, with the source lines it names", Call: "Try"},
+		{Stage: "ptxas, for the GPU's real architecture", Does: "no GPU needed", Catches: []int{2},
+			Says: fmt.Sprintf("the kernel's static shared memory against the %d KiB a block may have, with the GPU's figures", StaticSharedKiB), Call: "Try"},
+		{Stage: "load and launch checks", Does: "before anything is queued: every launch", Catches: []int{10, 8},
+			Says: fmt.Sprintf("the kernel not found in the module (declare it extern \"C\"); the block's threads against the limit of %d", MaxBlockThreads), Call: "Try CheckConfig"},
+		{Stage: "the run, under a deadline", Does: fmt.Sprintf("every wait: the larger of %d s and %dx the original step's time", DeadlineFloorSec, DeadlineFactor), Catches: []int{1},
+			Says: "the kernel still running; the cell ends its own process and the driver frees the GPU", Call: "Try"},
+		{Stage: "a fault", Does: "illegal address or instruction", Catches: []int{3},
+			Says: "the kernel and its launch (grid, block, shared memory); the context is lost, the next cell starts fresh", Call: "Try"},
+		{Stage: "the check", Does: "float64 reference, NaN-poisoned outputs", Catches: []int{5}, MayPass: []int{4, 6, 7},
+			Says: "the first wrong or unwritten element", Call: "Try"},
+		{Stage: "Sanitize: memcheck", Does: "every access watched", Catches: []int{4, 5},
+			Says: "each access out of bounds, with its source line, thread and block", Call: `Sanitize ""`},
+		{Stage: "Sanitize: racecheck", Does: "shared memory read and written", Catches: []int{7},
+			Says: "the write and the read with no barrier between, with their source lines", Call: `Sanitize "racecheck"`},
+		{Stage: "Sanitize: synccheck", Does: "every __syncthreads()", Catches: []int{6},
+			Says: "the barrier not every thread reaches, with its source line", Call: `Sanitize "synccheck"`},
+	}
+}

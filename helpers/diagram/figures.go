@@ -34,6 +34,7 @@ func All() []Figure {
 		{"07_trilinear", "c00", "The trilinear cell: a point inside and the weights of its eight corners", Trilinear},
 		{"08_tma_ring", "m08-16", "A ring of four stages as a timeline: TMA loads, full barriers, wgmma on each tile and the stage released for the next load", TMARing},
 		{"08_wgmma_accumulator", "m08-14", "Which thread and register hold each element of wgmma m64nNk16's 64 x N float32 accumulator", WgmmaAccumulator},
+		{"09_guards", "ee2dc40b", "The path of a reader's kernel from the cell to the GPU: NVRTC, ptxas for the GPU's architecture, the load and launch checks, the run under its deadline, a fault, the check against the float64 reference, and Sanitize's compute-sanitizer tools, each with the mistakes of this notebook it catches", Mistakes09},
 	}
 }
 
@@ -1010,4 +1011,122 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("%d %s", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Mistakes09 draws the path a reader's kernel takes from a Try cell to the GPU (Guards): each stage,
+// the mistakes of notebook 09 it catches and what the cell then says, and below, what Sanitize's
+// compute-sanitizer tools catch of what may pass the check.
+func Mistakes09() ([]byte, error) {
+	const W, x0, boxW, tx, gap = 860.0, marginPx + 0.0, 270.0, 300.0, 18.0
+	gs := Guards()
+	name := func(k int) string {
+		return fmt.Sprintf("%d. %s", k, strings.ReplaceAll(Mistakes[k-1], "`", ""))
+	}
+	type row struct {
+		g     Guard
+		lines []string // right column: the mistakes caught, then what the cell says
+		h     float64
+	}
+	var rows []row
+	for _, g := range gs {
+		var ls []string
+		for _, k := range g.Catches {
+			if k < 1 || k > len(Mistakes) {
+				return nil, fmt.Errorf("guard %q catches mistake %d of %d", g.Stage, k, len(Mistakes))
+			}
+			ls = append(ls, "!"+name(k))
+		}
+		ls = append(ls, wrap("says: "+g.Says, 92)...)
+		if len(g.MayPass) > 0 {
+			var ns []string
+			for _, k := range g.MayPass {
+				ns = append(ns, name(k))
+			}
+			ls = append(ls, wrap("may pass it by luck: "+strings.Join(ns, "; ")+" (Sanitize below)", 92)...)
+		}
+		rows = append(rows, row{g, ls, math.Max(math.Max(46, 15*float64(len(ls))+12), 37+13*float64(len(wrap(g.Does, 44))))})
+	}
+	try, san := 0, 0
+	for _, r := range rows {
+		if strings.HasPrefix(r.g.Call, "Sanitize") {
+			san++
+		} else {
+			try++
+		}
+	}
+	h := 100.0
+	for _, r := range rows {
+		h += r.h + gap
+	}
+	h += 60 + 40
+	c := NewCanvas(W, h)
+	c.Title("From the cell to the GPU: where each of the ten mistakes is caught")
+	y := 44.0
+	c.cell(x0, y, boxW, 26, light[7], `vecadd.Try(env, "naive", code)`, labelSz, ink)
+	c.Text(tx, y+13, "your cell: the edited kernel in place of the step's own", labelSz, Start, ink)
+	y += 26
+	for i, r := range rows {
+		fill, stroke := light[2], palette[2] // before the GPU runs it
+		switch {
+		case i >= try:
+			fill, stroke = light[4], palette[4]
+		case i >= 3:
+			fill, stroke = light[0], palette[0]
+		}
+		if i == try { // Sanitize: the same code once more, in a child process
+			y += 10
+			c.Line(x0, y, W-marginPx, y, grid, 1)
+			c.cell(x0, y+10, boxW, 26, light[7], `vecadd.Sanitize(env, "naive", code, tool)`, smallSz+1, ink)
+			c.Text(tx, y+16, "Sanitize in place of Try: the same code run once more in a child process under", smallSz+1, Start, ink)
+			c.Text(tx, y+31, "compute-sanitizer, compiled with line information; the first reports are shown", smallSz+1, Start, ink)
+			y += 36
+		}
+		if i <= try { // the tools are alternatives: no arrow between them
+			c.Arrow(x0+boxW/2, y, x0+boxW/2, y+gap-2, ink)
+		} else {
+			c.Line(x0+boxW/2, y, x0+boxW/2, y+gap, grid, 1)
+		}
+		y += gap
+		c.Rect(x0, y, boxW, r.h, fill, stroke)
+		c.Bold(x0+8, y+15, r.g.Stage, labelSz, Start, ink)
+		for j, l := range wrap(r.g.Does, 44) {
+			c.Text(x0+8, y+31+13*float64(j), l, smallSz+1, Start, ink)
+		}
+		for j, l := range r.lines {
+			ly := y + 14 + 15*float64(j)
+			if strings.HasPrefix(l, "!") {
+				c.Bold(tx, ly, l[1:], labelSz, Start, palette[3])
+			} else {
+				c.Text(tx, ly, l, smallSz+1, Start, ink)
+			}
+		}
+		y += r.h
+	}
+	y += 24
+	c.legend(x0, y, light[2], "before the GPU runs it (also without a GPU)")
+	c.legend(x0+310, y, light[0], "on the GPU, under Try")
+	c.legend(x0+500, y, light[4], "under compute-sanitizer")
+	c.Text(x0, y+24, "A kernel a stage lets pass goes on to the next; in red, the mistakes of this notebook that the stage stops, with what the cell says.", smallSz+1, Start, ink)
+	return c.Bytes(), nil
+}
+
+// wrap breaks s into lines of at most n characters at spaces.
+func wrap(s string, n int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > n {
+			out = append(out, line)
+			line = w
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
 }
