@@ -237,3 +237,18 @@ func RecordedAs(caseName, variant string) func(run *record.Run) []record.Record 
 		return nil
 	}
 }
+
+// EditedVariant is the variant name of a step's record in a Try: the step's own name for the
+// original (code empty), and the name marked as the reader's for their edit.
+func EditedVariant(step, code string) string {
+	if code == "" {
+		return step
+	}
+	return step + " (your edit)"
+}
+
+// Edited is rec with its variant marked as the reader's edit when code is not empty (EditedVariant).
+func Edited(rec record.Record, code string) record.Record {
+	rec.Variant = EditedVariant(rec.Variant, code)
+	return rec
+}

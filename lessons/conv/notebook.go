@@ -130,10 +130,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 			if !res.OK {
 				return nil, fmt.Errorf("on %v (every output): %w", trySmall, res.Err())
 			}
-			variant := st.Name
-			if code != "" {
-				variant += " (your edit)"
-			}
+			variant := lab.EditedVariant(st.Name, code)
 			rec, err := big.Measure(st, code, caseOf(st), variant)
 			return []record.Record{rec}, err
 		},

@@ -59,7 +59,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 			}
 			rec, err := p.Measure("try", st, code)
 			if code != "" {
-				rec.Variant = st.Name + " (your edit)"
+				rec.Variant = lab.EditedVariant(st.Name, code)
 			}
 			return []record.Record{rec}, err
 		},

@@ -101,13 +101,6 @@ func reports(env *lab.Env, file, code string, defines []string, kernels []string
 	return out, nil
 }
 
-func yours(rec record.Record, code string) record.Record {
-	if code != "" {
-		rec.Variant += " (your edit)"
-	}
-	return rec
-}
-
 func mulTrial(env *lab.Env, s MulStep) lab.Trial {
 	probs := map[DType]*MulProblem{}
 	return lab.Trial{Step: s.Name, Lesson: ID, Original: lab.OriginalOf(ko.Kernels, s.File),
@@ -133,7 +126,7 @@ func mulTrial(env *lab.Env, s MulStep) lab.Trial {
 				if err != nil {
 					return out, err
 				}
-				out = append(out, yours(rec, code))
+				out = append(out, lab.Edited(rec, code))
 			}
 			return out, nil
 		},
@@ -174,7 +167,7 @@ func dotTrial(env *lab.Env, s AtomicStep) lab.Trial {
 			if err != nil {
 				return nil, err
 			}
-			return []record.Record{yours(rec, code)}, nil
+			return []record.Record{lab.Edited(rec, code)}, nil
 		},
 		Recorded: func(run *record.Run) []record.Record {
 			if r, ok := find(run, "atomics", s.Name, "", 0); ok {
@@ -222,7 +215,7 @@ func upTrial(env *lab.Env, s UpStep) lab.Trial {
 					if err != nil {
 						return out, err
 					}
-					out = append(out, yours(rec, code))
+					out = append(out, lab.Edited(rec, code))
 				}
 			}
 			return out, nil

@@ -60,10 +60,7 @@ func SoftmaxTrial(env *lab.Env, step string) (lab.Trial, error) {
 					return nil, err
 				}
 			}
-			variant := s.Name
-			if code != "" {
-				variant += " (your edit)"
-			}
+			variant := lab.EditedVariant(s.Name, code)
 			rec, err := timed.Measure("try", s, code, variant)
 			return []record.Record{rec}, err
 		},

@@ -44,7 +44,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 					}
 				}
 				rec, err := p.Measure(st.WithCode(code))
-				return []record.Record{edited(rec, code)}, err
+				return []record.Record{lab.Edited(rec, code)}, err
 			},
 			Recorded: lab.RecordedAs("backward", st.Name),
 			Close:    func() { p.Free() },
@@ -77,7 +77,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 				}
 			}
 			rec, err := p.Measure(st, code)
-			return []record.Record{edited(rec, code)}, err
+			return []record.Record{lab.Edited(rec, code)}, err
 		},
 		Recorded: lab.RecordedAs("forward", st.Name),
 		Close:    func() { p.Free() },
@@ -116,11 +116,4 @@ func Profile(env *lab.Env, step, code string) error {
 		return err
 	}
 	return env.Profile(t, code)
-}
-
-func edited(rec record.Record, code string) record.Record {
-	if code != "" {
-		rec.Variant += " (your edit)"
-	}
-	return rec
 }

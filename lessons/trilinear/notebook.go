@@ -306,10 +306,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 					return nil, err
 				}
 			}
-			variant := st.Name
-			if code != "" {
-				variant += " (your edit)"
-			}
+			variant := lab.EditedVariant(st.Name, code)
 			rec, err := p.Measure(st, code, variant)
 			return []record.Record{rec}, err
 		},

@@ -60,10 +60,7 @@ func Trial(env *lab.Env, step string) (lab.Trial, error) {
 				}
 			}
 			rec, err := p.Measure(s, code)
-			if code != "" {
-				rec.Variant += " (your edit)"
-			}
-			return []record.Record{rec}, err
+			return []record.Record{lab.Edited(rec, code)}, err
 		},
 		Recorded: lab.RecordedAs("add", s.Name),
 		Close: func() {
