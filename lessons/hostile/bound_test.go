@@ -57,24 +57,7 @@ func TestTrilinearFeatsBound(t *testing.T) {
 	}
 	p64, g64 := check.Float64s(points), check.Float64s(g)
 	out := dfeats(s, p64, g64)
-	out.Got = kernel(0, 1)
-	if j := JudgeOutput(out, nil); !j.OK {
-		t.Fatalf("the kernels' float32 dfeats fails its element bound: %s", j.Why)
-	}
-	old := Output{Name: "dfeats", Got: out.Got, Want: out.Want, Tol: trilinear.FeatsTol, Cols: s.F}
-	if j := JudgeOutput(old, nil); j.OK {
-		t.Errorf("the row-relative tolerance passes the cancelling weights: the test no longer shows why dfeats needs its bound")
-	}
-	for _, c := range []struct {
-		what  string
-		swap  int
-		scale float32
-	}{{"corners k and k^1 swapped", 1, 1}, {"every weight 1% off", 0, 1.01}} {
-		out.Got = kernel(c.swap, c.scale)
-		if j := JudgeOutput(out, nil); j.OK {
-			t.Errorf("%s passes", c.what)
-		}
-	}
+	boundJudges(t, out, "row-relative", kernel)
 }
 
 // With both operands at 1e30 the exact products overflow float32, and a float32 dot product that
@@ -153,13 +136,22 @@ func TestTrilinearOutBound(t *testing.T) {
 	}
 	p64, f64 := check.Float64s(points), check.Float64s(feats)
 	out := outRef(s, f64, p64)
+	boundJudges(t, out, "elementwise", kernel)
+}
+
+// boundJudges checks an output judged by its element bound (out, with the float64 reference in
+// Want): the kernels' own float32 arithmetic (kernel(0, 1)) passes it; its tolerance (Tol) applied
+// alone, without the bound, passes the cancelling corners too (which is why the output needs its bound); and
+// the bound fails corners k and k^1 swapped and every weight 1% off.
+func boundJudges(t *testing.T, out Output, tolKind string, kernel func(swap int, scale float32) []float32) {
+	t.Helper()
 	out.Got = kernel(0, 1)
 	if j := JudgeOutput(out, nil); !j.OK {
-		t.Fatalf("the kernels' float32 out fails its element bound: %s", j.Why)
+		t.Fatalf("the kernels' float32 %s fails its element bound: %s", out.Name, j.Why)
 	}
-	old := Output{Name: "out", Got: out.Got, Want: out.Want, Tol: trilinear.ForwardTol, Cols: s.F}
+	old := Output{Name: out.Name, Got: out.Got, Want: out.Want, Tol: out.Tol, Cols: out.Cols}
 	if j := JudgeOutput(old, nil); j.OK {
-		t.Errorf("the elementwise tolerance passes the cancelling corners: the test no longer shows why out needs its bound")
+		t.Errorf("the %s tolerance passes the cancelling corners: the test no longer shows why %s needs its bound", tolKind, out.Name)
 	}
 	for _, c := range []struct {
 		what  string
@@ -168,7 +160,7 @@ func TestTrilinearOutBound(t *testing.T) {
 	}{{"corners k and k^1 swapped", 1, 1}, {"every weight 1% off", 0, 1.01}} {
 		out.Got = kernel(c.swap, c.scale)
 		if j := JudgeOutput(out, nil); j.OK {
-			t.Errorf("%s passes", c.what)
+			t.Errorf("%s: %s passes", out.Name, c.what)
 		}
 	}
 }
