@@ -1,7 +1,6 @@
 package giou
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -26,19 +25,6 @@ func TestReadingsFindTheRecordedRun(t *testing.T) { labtest.ReadingsFound(t, ID,
 // A claim that the run contradicts is said not to hold: the readings judge the figures, they do not
 // assume them.
 func TestReadingsSayWhenAClaimFails(t *testing.T) {
-	f := lab.RecordedFigures(ID)
-	if f.Run == nil {
-		t.Fatal("no recorded run")
-	}
-	run := *f.Run
-	run.Records = append([]record.Record(nil), f.Run.Records...)
-	for i, r := range run.Records {
-		if r.Case == fw && r.Variant == "2 article skip" {
-			run.Records[i].MedianMS = 2 * run.Median(fw, ProfiledStep)
-		}
-	}
-	md := lab.Readings(lab.Figures{Run: &run}, f, false, SkipReadings()...)
-	if !strings.Contains(md, "did **not** hold") {
-		t.Errorf("the skip made twice as slow, the cell says:\n%s", md)
-	}
+	labtest.ClaimFailsWhen(t, ID, fw, "2 article skip", func(run *record.Run) float64 { return 2 * run.Median(fw, ProfiledStep) },
+		"the skip made twice as slow", SkipReadings()...)
 }

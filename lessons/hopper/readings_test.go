@@ -26,21 +26,8 @@ func TestReadingsFindTheRecordedRun(t *testing.T) { labtest.ReadingsFound(t, ID,
 // A claim that the run contradicts is said not to hold: the readings judge the figures, they do not
 // assume them.
 func TestReadingsSayWhenAClaimFails(t *testing.T) {
-	f := lab.RecordedFigures(ID)
-	if f.Run == nil {
-		t.Fatal("no recorded run")
-	}
-	run := *f.Run
-	run.Records = append([]record.Record(nil), f.Run.Records...)
-	for i, r := range run.Records {
-		if r.Case == FP16 && r.Variant == "4 clusters, persistent" {
-			run.Records[i].MedianMS = 2 * run.Median(FP16, VendorName(FP16))
-		}
-	}
-	md := lab.Readings(lab.Figures{Run: &run}, f, false, SpecializedReadings()[1])
-	if !strings.Contains(md, "did **not** hold") {
-		t.Errorf("step 4 at half cuBLAS's speed, the cell says:\n%s", md)
-	}
+	labtest.ClaimFailsWhen(t, ID, FP16, "4 clusters, persistent", func(run *record.Run) float64 { return 2 * run.Median(FP16, VendorName(FP16)) },
+		"step 4 at half cuBLAS's speed", SpecializedReadings()[1])
 }
 
 // Every metric the readings cite is one the lesson's target collects, or one every profile has (a

@@ -1,7 +1,6 @@
 package trilinear
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
@@ -24,19 +23,6 @@ func TestReadingsFindTheRecordedRun(t *testing.T) { labtest.ReadingsFound(t, ID,
 // A claim that the run contradicts is said not to hold: the readings judge the figures, they do not
 // assume them.
 func TestReadingsSayWhenAClaimFails(t *testing.T) {
-	f := lab.RecordedFigures(ID)
-	if f.Run == nil {
-		t.Fatal("no recorded run")
-	}
-	run := *f.Run
-	run.Records = append([]record.Record(nil), f.Run.Records...)
-	for i, r := range run.Records {
-		if r.Case == fwd && r.Variant == "4 half" {
-			run.Records[i].MedianMS = run.Median(fwd, ProfiledStep)
-		}
-	}
-	md := lab.Readings(lab.Figures{Run: &run}, f, false, HalfReadings()[0])
-	if !strings.Contains(md, "did **not** hold") {
-		t.Errorf("half as slow as float32, the cell says:\n%s", md)
-	}
+	labtest.ClaimFailsWhen(t, ID, fwd, "4 half", func(run *record.Run) float64 { return run.Median(fwd, ProfiledStep) },
+		"half as slow as float32", HalfReadings()[0])
 }

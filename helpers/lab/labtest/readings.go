@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/record"
 	"github.com/cudalessons/cudalessons/helpers/show"
 
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -57,4 +58,30 @@ func CaptureShow(t testing.TB) *bytes.Buffer {
 	show.Out = &out
 	t.Cleanup(func() { show.Out = old })
 	return &out
+}
+
+// ClaimFailsWhen checks that readings judge the figures rather than assume them: in a copy of lesson
+// id's recorded run whose record of variant in case c takes the median time median(run) (the
+// recorded run), the readings rs say that a claim did not hold. what says what the change makes of
+// the step, for the failure's message.
+func ClaimFailsWhen(t *testing.T, id, c, variant string, median func(run *record.Run) float64, what string, rs ...lab.Reading) {
+	t.Helper()
+	f := lab.RecordedFigures(id)
+	if f.Run == nil {
+		t.Fatalf("%s: no recorded run", id)
+	}
+	run := *f.Run
+	run.Records = append([]record.Record(nil), f.Run.Records...)
+	changed := false
+	for i, r := range run.Records {
+		if r.Case == c && r.Variant == variant {
+			run.Records[i].MedianMS, changed = median(f.Run), true
+		}
+	}
+	if !changed {
+		t.Fatalf("%s: no record of %q in case %q to change", id, variant, c)
+	}
+	if md := lab.Readings(lab.Figures{Run: &run}, f, false, rs...); !strings.Contains(md, "did **not** hold") {
+		t.Errorf("%s, the cell says:\n%s", what, md)
+	}
 }
