@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,7 +168,18 @@ func TestTuneClusterAny(t *testing.T) {
 	}
 	defer p.Free()
 	t.Logf("copy bandwidth %.0f GB/s", env.Receipt.CopyGBps)
-	for _, cols := range []int{4096, 16384, 32772, 50257, 65536, 262144, 393216, 524288, 1000003, 1048576} {
+	colsList := []int{4096, 16384, 32772, 50257, 65536, 262144, 393216, 524288, 1000003, 1048576}
+	if c := os.Getenv("KERNELS_TUNE_COLS"); c != "" {
+		colsList = nil
+		for _, f := range strings.Split(c, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				t.Fatalf("KERNELS_TUNE_COLS: %v", err)
+			}
+			colsList = append(colsList, n)
+		}
+	}
+	for _, cols := range colsList {
 		q, err := p.Reshape(total/cols, cols)
 		if err != nil {
 			t.Fatal(err)
@@ -205,7 +217,13 @@ func TestTuneClusterAny(t *testing.T) {
 			plan, err := PlanClusterAny(q.Input(), pol)
 			tune(SoftmaxSteps[7], fmt.Sprintf("%+v", pol), plan, err)
 		}
-		for _, pol := range []RingPolicy{DefaultRingPolicy, {256, 48 << 10, 3, 4}, {512, 48 << 10, 2, 4}, {512, 40 << 10, 3, 4}} {
+		rings := []RingPolicy{{1024, 48 << 10, 3, 4}}
+		for _, kb := range []int{24, 32, 48, 64, 96} {
+			for _, teams := range []int{1, 2, 3, 4} {
+				rings = append(rings, RingPolicy{512, kb << 10, teams, 4})
+			}
+		}
+		for _, pol := range rings {
 			plan, err := PlanGridRing(q.Input(), pol)
 			tune(SoftmaxSteps[10], fmt.Sprintf("ring %+v", pol), plan, err)
 		}
