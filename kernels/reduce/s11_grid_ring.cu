@@ -6,8 +6,8 @@
 // next. An SM's reads and writes never overlap, 20 SMs idle, and step 8 stays near 60% of the
 // copy bandwidth there.
 // Here every SM runs one block and the blocks form teams of g, with no clusters. A team holds a
-// row cut in g slices (about 48 KB each), one per block, and each block keeps a ring of SLOTS
-// slices in its shared memory:
+// row cut in g slices (sized from the GPU: 48 KB on an H100, 64 KB on an H200), one per block, and
+// each block keeps a ring of SLOTS slices in its shared memory:
 //   - the next AHEAD = SLOTS - LAG rows' slices are always in flight (cp.async), so the reads never
 //     stop while the block works;
 //   - when a slice lands, each thread finds the max m of its own elements, keeps exp(x - m) in
@@ -19,9 +19,11 @@
 // So x is read once and y written once, and an SM's reads of later rows overlap its writes.
 // What the lesson measured: a row costs every block a few microseconds whatever its slice (merging
 // the pairs, the block's own barriers), so slices must be large. Teams of all 132 blocks, with
-// slices of 7-31 KB, stay at 16-72% of the copy bandwidth; slices near 48 KB in rings of 4 reach
-// 89-94%, and the plan sizes the teams for them (but at least 3 teams: rows of a million floats
-// then take 93 KB slices in rings of 2).
+// slices of 7-31 KB, stay at 16-72% of the copy bandwidth on an H100; slices near 48 KB in rings
+// of 4 reach 89-94%. A slice must take about 1.9 microseconds of the SM's share of the DRAM
+// bandwidth, so a GPU with more bandwidth per SM needs larger slices (64 KB on an H200), and the
+// plan sizes the teams for them (but at least 2 teams: rows of a million floats then take 62-64 KB
+// slices in rings of 3).
 // No barrier and no fence: a pair is one 16-byte word, (max, row) and (sum, row), each 8-byte half
 // written whole, so a reader that sees the right row number in both halves sees the pair. The
 // team's mailbox is a ring of RING rows of g words, zeroed before the launch: a block publishes row

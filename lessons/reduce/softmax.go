@@ -315,27 +315,44 @@ func PlanSplit(in SoftmaxInput, stats, write string) SoftmaxLaunch {
 }
 
 // RingPolicy is step 11's launch: blocks of Threads threads, one per SM, in teams whose slices
-// of a row are about SliceBytes each; at least MinTeams teams (a team of more blocks waits on more
-// of them for every row), and rings of at most MaxSlots slices.
+// of a row are about SliceBytes each (0: sized from the GPU, RingSliceBytes); at least MinTeams
+// teams (a team of more blocks waits on more of them for every row), and rings of at most MaxSlots
+// slices.
 type RingPolicy struct{ Threads, SliceBytes, MinTeams, MaxSlots int }
 
-// DefaultRingPolicy is step 11's policy, chosen by measurement on the H100 (TestTuneClusterAny,
-// 2026-11-26, rows of 65536 to 1,048,576 floats at 1 GB): slices of about 48 KB in a ring of 4
-// reached 89-94% of the copy bandwidth from 262144 to 524288 floats, slices of 32 KB 80-91% and of
-// 64 KB (a ring of 3) 87-88%; teams of all 132 blocks (slices of 7 to 31 KB) 16-72%, each row
-// costing every block a few microseconds whatever its slice. Blocks of 512 threads measured as fast
-// as 256 or faster on rows of 262144 floats and more (within 0.5 points, up to 4.8 ahead at
-// 393216), 128 threads 4-8 points slower. At
-// 1,048,576 floats three teams of 44 blocks (93 KB slices, a ring of 2) reached 87.9%, two teams
-// of 66 87.0% and one team of 132 71.7%.
-var DefaultRingPolicy = RingPolicy{Threads: 512, SliceBytes: 48 << 10, MinTeams: 3, MaxSlots: 4}
+// RingSliceTime is how long a block should take to read its slice of a row at its share of the
+// GPU's memory bandwidth. Every row costs each block a few microseconds whatever its slice (merging
+// the team's pairs, the block's own barriers), so a slice must carry enough bytes to keep that cost
+// small beside its transfer. The time was found by measurement (TestTuneClusterAny, rows of 65536
+// to 1,048,576 floats at 1 GB): on the H100 (2026-11-26) slices of 48 KB in rings of 4 reached
+// 89-94% of the copy bandwidth, 32 KB 80-91%, and teams of all 132 blocks (slices of 7-31 KB)
+// 16-72%; on the H200 (2026-11-27), whose SMs each get 44% more bandwidth, slices of 48 KB reached
+// 66-72% and 64 KB 73-80%, at every length the best or within 2 points of it. Both are about 1.9
+// microseconds of the SM's share of the DRAM bandwidth: 48 KB at 3.35 TB/s over 132 SMs, 64 KB (of
+// 69 KB) at 4.8 TB/s.
+const RingSliceTime = 1.9e-6
+
+// RingSliceBytes is the slice step 11 aims at on d: RingSliceTime of one SM's share of the DRAM
+// bandwidth (from the memory clock and bus width), rounded down to 16 KB, at least 16 KB.
+func RingSliceBytes(d gpu.DeviceInfo) int {
+	perSM := d.TheoreticalBandwidthGBs() * 1e9 / float64(max(d.SMs, 1))
+	return max(int(perSM*RingSliceTime)/(16<<10)*(16<<10), 16<<10)
+}
+
+// DefaultRingPolicy is step 11's policy: blocks of 512 threads (as fast as 256 or faster on rows
+// of 262144 floats and more on the H100, within 0.5 points, up to 4.8 ahead at 393216; 128
+// threads 4-8 points slower), slices sized from the GPU, at least two teams, rings of up to 4
+// slices. At 1,048,576 floats two teams of 66 blocks reached 87.0% on the H100 (three teams of 44,
+// 87.9%; one team of 132, 71.7%); on the H200 two teams of 64 blocks with 64 KB slices 76.3%,
+// three of 44 72.7%.
+var DefaultRingPolicy = RingPolicy{Threads: 512, MinTeams: 2, MaxSlots: 4}
 
 // ringStatic is step 11's static shared memory for a ring of slots: each thread's max per slot,
 // the per-warp pairs, the team's pairs, the head and tail floats and a flag.
 func ringStatic(threads, slots int) int { return slots*(4*threads+32) + 16*threads/32 + 8*32 + 16 }
 
 // PlanGridRing picks step 11's launch under pol: g blocks per team, the fewest whose slices of
-// about pol.SliceBytes hold a row but at most SMs / pol.MinTeams (more when two slices of a row
+// about pol.SliceBytes (or RingSliceBytes) hold a row but at most SMs / pol.MinTeams (more when two slices of a row
 // would not fit a block's shared memory), as many teams as fit the SMs, and the largest ring of 2
 // to pol.MaxSlots slices that fits (a ring of 4 writes a row 2 rows after its pair, smaller rings
 // 1). It refuses GPUs without cp.async and rows whose two slices do not fit even with every SM in
@@ -351,7 +368,11 @@ func PlanGridRing(in SoftmaxInput, pol RingPolicy) (SoftmaxLaunch, error) {
 	}
 	avail := func(slots int) int { return stashLimit(d) - ringStatic(threads, slots) }
 	n4 := max(in.Cols/4, 1)
-	g := min(max(gpu.CeilDiv(4*in.Cols, pol.SliceBytes), 1), max(sms/max(pol.MinTeams, 1), 1))
+	slice := pol.SliceBytes
+	if slice <= 0 {
+		slice = RingSliceBytes(d)
+	}
+	g := min(max(gpu.CeilDiv(4*in.Cols, slice), 1), max(sms/max(pol.MinTeams, 1), 1))
 	if need := gpu.CeilDiv(n4, max(avail(2)/32, 1)); need > g { // two slices must fit
 		g = need
 	}
