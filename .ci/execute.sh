@@ -50,7 +50,7 @@ export LIMIT=$limit
 echo "execute.sh: $mode mode, $jobs at a time, $# notebook(s) into $out" >&2
 cd "$root/notebooks"
 printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'run_one "$0" "$1"' "$out" {}
-cp "$cache"/ptx/runs/*.json "$out/runs/" 2>/dev/null
+cp "$cache"/runs/*.json "$out/runs/" 2>/dev/null
 fail=0
 for nb in "$@"; do
   if [ ! -f "$out/$nb" ]; then

@@ -30,12 +30,22 @@ func (e *Env) ShowProfile(lesson string) error {
 
 // profileTask is the rerun task of Profile's child process; profileCodeEnv tells the child whose
 // code it runs (profileOriginal or profileYours).
+// profileStepEnv names the trial (lesson/step) the child is to run: a cell may profile several
+// steps, and the child, which runs the whole cell again, passes over the others.
 const (
 	profileTask     = "profile"
 	profileCodeEnv  = "KERNELS_PROFILE_CODE"
+	profileStepEnv  = "KERNELS_PROFILE_STEP"
 	profileOriginal = "original"
 	profileYours    = "yours"
 )
+
+// ErrOtherStep is ProfileTrial's answer, in a child process of Profile, for a trial the child is
+// not there to run (the cell profiles several steps; each child runs one): the caller goes on.
+var ErrOtherStep = errors.New("another step is being profiled")
+
+// trialKey names trial t for profileStepEnv.
+func trialKey(t Trial) string { return t.Lesson + "/" + t.Step }
 
 // ProfileRecordedEnv, set to 1, makes Profile cells show the recorded profile instead of running
 // Nsight Compute: how the GPU matrix (lessons/matrix) runs the notebooks under emulated profiles,
@@ -64,6 +74,9 @@ func (e *Env) Profile(t Trial, code string) error {
 		return nil
 	}
 	f, err := e.ProfileTrial(t, code)
+	if errors.Is(err, ErrOtherStep) {
+		return nil
+	}
 	var ce *nsight.CountersError
 	var ne *needsError
 	switch {
@@ -100,6 +113,9 @@ func (e *needsError) Error() string { return e.msg }
 // ncu its error says what is needed; with the counters restricted it is a *nsight.CountersError.
 func (e *Env) ProfileTrial(t Trial, code string) (*nsight.File, error) {
 	if rerun.Task() == profileTask {
+		if os.Getenv(profileStepEnv) != trialKey(t) {
+			return nil, ErrOtherStep
+		}
 		if os.Getenv(profileCodeEnv) != profileYours {
 			code = ""
 		}
@@ -139,7 +155,7 @@ func (e *Env) ProfileTrial(t Trial, code string) (*nsight.File, error) {
 		if which == profileYours {
 			tg.Step, tg.Question = "your "+t.Step, ""
 		}
-		p, err := e.profileOnce(tool, tg, known, which)
+		p, err := e.profileOnce(tool, tg, known, which, trialKey(t))
 		if err != nil {
 			return nil, err
 		}
@@ -151,15 +167,16 @@ func (e *Env) ProfileTrial(t Trial, code string) (*nsight.File, error) {
 	return f, nil
 }
 
-// profileOnce runs the cell's program under ncu for target tg with the code which names, and
+// profileOnce runs the cell's program under ncu for target tg with the code which names (the child
+// runs the trial key names and passes over the cell's other Profile calls), and
 // collects its profile (nsight.Collect). The run's own result, when its check did not pass, goes
 // in the profile's Note.
-func (e *Env) profileOnce(tool nsight.Tool, tg nsight.Target, known map[string]bool, which string) (*nsight.Profile, error) {
+func (e *Env) profileOnce(tool nsight.Tool, tg nsight.Target, known map[string]bool, which, key string) (*nsight.Profile, error) {
 	var last rerun.Result
 	p, err := nsight.Collect(tg, known, func(opts nsight.Options) (*nsight.Result, error) {
 		wrapper := append([]string{tool.Path}, nsight.Args(opts)...)
 		res, err := rerun.Run(rerun.Spec{Wrapper: wrapper, Task: profileTask, Timeout: ProfileLimit,
-			Env: []string{QuickEnv + "=1", profileCodeEnv + "=" + which}})
+			Env: []string{QuickEnv + "=1", profileCodeEnv + "=" + which, profileStepEnv + "=" + key}})
 		if err != nil {
 			return nil, err
 		}

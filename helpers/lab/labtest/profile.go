@@ -3,6 +3,7 @@ package labtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,11 +22,13 @@ import (
 // the binary again with that variable and reads what the cell wrote.
 
 // ProfileCell is the cell's side: when the variable env names a file, it opens the lab, gets the
-// trial and the reader's code from trial, runs ProfileTrial, writes the profiles (or the error) to
-// that file as JSON and returns true with the exit status; otherwise it returns false and TestMain
-// runs the tests. The children under ncu are this binary again, with the same variable, and reach
-// the same call.
-func ProfileCell(env string, trial func(e *lab.Env) (t lab.Trial, code string, err error)) (ran bool, status int) {
+// trials and the reader's code from trials, runs ProfileTrial on each in order (the code goes with
+// the last; a cell may profile several steps, as notebook 00's does), writes the last one's
+// profiles (or the first error) to that file as JSON and returns true with the exit status;
+// otherwise it returns false and TestMain runs the tests. The children under ncu are this binary
+// again, with the same variable, and reach the same calls: each runs its own trial and passes over
+// the others (lab.ErrOtherStep).
+func ProfileCell(env string, trials func(e *lab.Env) (ts []lab.Trial, code string, err error)) (ran bool, status int) {
 	out := os.Getenv(env)
 	if out == "" {
 		return false, 0
@@ -47,13 +50,23 @@ func ProfileCell(env string, trial func(e *lab.Env) (t lab.Trial, code string, e
 		return fail(err)
 	}
 	defer e.Close()
-	t, code, err := trial(e)
+	ts, code, err := trials(e)
 	if err != nil {
 		return fail(err)
 	}
-	f, err := e.ProfileTrial(t, code)
-	if err != nil {
-		return fail(err)
+	if len(ts) == 0 {
+		return fail(fmt.Errorf("no trial to profile"))
+	}
+	var f *nsight.File
+	for i, t := range ts {
+		c := ""
+		if i == len(ts)-1 {
+			c = code
+		}
+		f, err = e.ProfileTrial(t, c)
+		if err != nil && !errors.Is(err, lab.ErrOtherStep) {
+			return fail(err)
+		}
 	}
 	return true, write(f)
 }
