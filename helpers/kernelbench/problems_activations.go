@@ -94,6 +94,9 @@ var elementwise = []Elementwise{
 		Args: map[string]float64{"min_val": -1, "max_val": 1}, Act: "ACT_HARDTANH", KernelArgs: [2]string{"min_val", "max_val"}},
 }
 
+// Elementwises are the elementwise ops of the catalog, in KernelBench's numbering.
+func Elementwises() []Elementwise { return append([]Elementwise{}, elementwise...) }
+
 // ElementwiseOf is the elementwise op's entry, and whether op is one.
 func ElementwiseOf(op Op) (Elementwise, bool) {
 	i := slices.IndexFunc(elementwise, func(e Elementwise) bool { return e.Op == op })

@@ -34,6 +34,3 @@ func UnaryDefines(e Elementwise, ppt int, streaming bool) []string {
 	}
 	return []string{"ACT=" + e.Act, "PPT=" + strconv.Itoa(ppt), hint}
 }
-
-// Elementwises are the elementwise ops of the catalog, in KernelBench's numbering.
-func Elementwises() []Elementwise { return append([]Elementwise{}, elementwise...) }
