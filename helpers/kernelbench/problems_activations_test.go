@@ -134,6 +134,15 @@ func TestUnaryCompiles(t *testing.T) {
 				if log := strings.Trim(res.Log, " \t\r\n\x00"); log != "" {
 					t.Errorf("%s, %d packs, %s: NVRTC warns:\n%s", e.Op, ppt, arch, log)
 				}
+				// the packed loop moves 16-byte packs, ppt loads and stores a trip at least (the
+				// compiler may unroll the trips of the cheap ops further), streaming in the hint build
+				ld, st := strings.Count(res.PTX, "ld.global.nc.v4.f32"), strings.Count(res.PTX, "st.global.v4.f32")
+				if ppt == 4 {
+					ld, st = strings.Count(res.PTX, "ld.global.cs.v4.f32"), strings.Count(res.PTX, "st.global.cs.v4.f32")
+				}
+				if ld < ppt || ld != st {
+					t.Errorf("%s, %d packs, %s: %d 16-byte loads and %d stores", e.Op, ppt, arch, ld, st)
+				}
 				for _, k := range []string{UnaryKernel, UnaryPack1Kernel} {
 					if !strings.Contains(res.PTX, ".entry "+k+"(") {
 						t.Errorf("%s: the PTX has no %s", e.Op, k)
