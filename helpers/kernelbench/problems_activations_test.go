@@ -1,6 +1,7 @@
 package kernelbench
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -106,6 +107,14 @@ func TestScriptElementwise(t *testing.T) {
 				t.Errorf("%s: the script never reads %q", e.Op, name)
 			}
 		}
+	}
+	ps, _ := Select(Problems(), "5")
+	args, err := json.Marshal(newTorchFiles(t.TempDir(), ps[0], Config{}.Method).args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(args), `"args":{"s":3.14}`) || !strings.Contains(s, `P.get("args")`) {
+		t.Errorf("the scalars reach the script as \"args\": %s", args)
 	}
 	for _, expr := range []string{"torch.relu(x)", "x * torch.sigmoid(x)", "torch.nn.functional.gelu(x)", "torch.selu(x)",
 		"x / (1 + torch.abs(x))", "torch.nn.functional.softplus(x)", "lambda A, s: A * s", `xs = [draw(t) for t in T if not t["param"]] + EXTRA`} {
