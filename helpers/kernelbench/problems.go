@@ -126,6 +126,9 @@ type Problem struct {
 	Eps      float64 `json:"eps,omitempty"`
 	// Slices is how many batch slices (rows of A or x, samples, images) each trial compares.
 	Slices int `json:"slices"`
+	// Args are the scalars KernelBench's file passes to its PyTorch call (negative_slope, alpha,
+	// min_val and max_val, the scalar s), by their keyword.
+	Args map[string]float64 `json:"args,omitempty"`
 }
 
 // ID is the problem's short name: "L1-23" for level 1 problem 23.
@@ -173,6 +176,9 @@ func (p Problem) SlicesOn() int { return max(1, min(p.Slices, p.Batch())) }
 
 // SliceName is what one batch slice is called in tables: "row", "sample", "image".
 func (p Problem) SliceName() string {
+	if _, ok := ElementwiseOf(p.Op); ok {
+		return "row"
+	}
 	switch p.Op {
 	case MatMul, Softmax:
 		return "row"
@@ -184,6 +190,9 @@ func (p Problem) SliceName() string {
 
 // Formula is the problem's computation in one line.
 func (p Problem) Formula() string {
+	if e, ok := ElementwiseOf(p.Op); ok {
+		return e.Formula
+	}
 	switch p.Op {
 	case MatMul:
 		return "C = A @ B"
@@ -205,6 +214,9 @@ func (p Problem) Formula() string {
 // ShapeString is the problem's shape for a table row.
 func (p Problem) ShapeString() string {
 	x := p.Tensors[0]
+	if _, ok := ElementwiseOf(p.Op); ok {
+		return dims(x.Shape)
+	}
 	switch p.Op {
 	case MatMul:
 		b := p.Tensors[1]
@@ -268,6 +280,9 @@ func (p Problem) Validate() error {
 	}
 	need := map[Op][]string{MatMul: {"A", "B"}, Softmax: {"x"}, LayerNorm: {"x", "ln.weight", "ln.bias"},
 		Conv2d: {"x"}, Conv2dReLUBias: {"x", "conv.weight", "conv.bias", "bias"}}
+	if e, ok := ElementwiseOf(p.Op); ok {
+		return e.validate(p)
+	}
 	names, ok := need[p.Op]
 	if !ok {
 		return fmt.Errorf("kernelbench %s: unknown op %q", p.ID(), p.Op)
@@ -335,7 +350,7 @@ func catalog(small bool) []Problem {
 		}
 		return full
 	}
-	return []Problem{
+	return append([]Problem{
 		matmul(1, "1_Square_matrix_multiplication_", "Square matmul", pick(4096, 256), pick(4096, 256), pick(4096, 256), 4),
 		matmul(2, "2_Standard_matrix_multiplication_", "Standard matmul", pick(2048, 128), pick(8192, 1024), pick(4096, 256), 4),
 		softmax(pick(4096, 6), pick(393216, 12288), 4),
@@ -346,7 +361,7 @@ func catalog(small bool) []Problem {
 			pick(16, 2), 16, pick(1024, 64), pick(1024, 64), 128, 3, ConvParams{Stride: 1}, 1),
 		conv(2, 1, "1_Conv2D_ReLU_BiasAdd", "Conv2D + ReLU + BiasAdd", Conv2dReLUBias, "conv.",
 			pick(128, 2), 64, pick(128, 32), pick(128, 32), 128, 3, ConvParams{Stride: 1, Bias: true}, 2),
-	}
+	}, activationsProblems(small)...)
 }
 
 // Problems are the KernelBench problems the lessons cover, at KernelBench's shapes.

@@ -31,8 +31,8 @@ func TestProblemsAsKernelBenchDefinesThem(t *testing.T) {
 			map[string][]int{"conv.weight": {128, 64, 3, 3}, "conv.bias": {128}, "bias": {128, 1, 1}}, Rand, 1577616384},
 	}
 	got := Problems()
-	if len(got) != len(want) {
-		t.Fatalf("%d problems, want %d", len(got), len(want))
+	if len(got) < len(want) { // the families after them: problems_*_test.go
+		t.Fatalf("%d problems, want at least %d", len(got), len(want))
 	}
 	for i, w := range want {
 		p := got[i]

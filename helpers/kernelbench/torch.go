@@ -30,6 +30,27 @@ torch.backends.cuda.matmul.allow_tf32 = ARGS["matmul_tf32"]
 torch.backends.cudnn.allow_tf32 = ARGS["cudnn_tf32"]
 P = ARGS["problem"]
 OP, T = P["op"], P["tensors"]
+S = P.get("args") or {}
+
+# KernelBench's elementwise problems, each written as its file's forward writes it; the scalars its
+# file passes (negative_slope, alpha, min_val, max_val, s) come from the Go data.
+UNARY = {
+    "relu": lambda x: torch.relu(x),
+    "leaky_relu": lambda x: torch.nn.functional.leaky_relu(x, negative_slope=S["negative_slope"]),
+    "sigmoid": lambda x: torch.sigmoid(x),
+    "tanh": lambda x: torch.tanh(x),
+    "swish": lambda x: x * torch.sigmoid(x),
+    "gelu": lambda x: torch.nn.functional.gelu(x),
+    "selu": lambda x: torch.selu(x),
+    "hardsigmoid": lambda x: torch.nn.functional.hardsigmoid(x),
+    "softplus": lambda x: torch.nn.functional.softplus(x),
+    "softsign": lambda x: x / (1 + torch.abs(x)),
+    "elu": lambda x: torch.nn.functional.elu(x, alpha=S["alpha"]),
+    "hardtanh": lambda x: torch.nn.functional.hardtanh(x, min_val=S["min_val"], max_val=S["max_val"]),
+    "matrix_scalar_mul": lambda A, s: A * s,
+}
+# forward's inputs that are Python scalars, after the tensors: L1-5's s.
+EXTRA = [S["s"]] if OP == "matrix_scalar_mul" else []
 
 
 def load(path, shape):
@@ -52,6 +73,8 @@ class Model(nn.Module):
                 self.bias = nn.Parameter(torch.empty([t for t in T if t["name"] == "bias"][0]["shape"]))
 
     def forward(self, *xs):
+        if OP in UNARY:
+            return UNARY[OP](*xs)
         if OP == "matmul":
             return torch.matmul(xs[0], xs[1])
         if OP == "softmax":
@@ -70,7 +93,7 @@ model.load_state_dict({t["name"]: load(ARGS["params"][t["name"]], t["shape"]) fo
 res = {"trials": 0}
 with torch.no_grad():
     for tr in ARGS["trials"]:
-        xs = [load(path, shape) for path, shape in zip(tr["inputs"], tr["shapes"])]
+        xs = [load(path, shape) for path, shape in zip(tr["inputs"], tr["shapes"])] + EXTRA
         model(*xs).float().cpu().numpy().astype("<f4").tofile(tr["out"])
         res["trials"] += 1
         del xs
@@ -80,7 +103,7 @@ with torch.no_grad():
                 return torch.randn(t["shape"], device="cuda")
             return torch.rand(t["shape"], device="cuda")
 
-        xs = [draw(t) for t in T if not t["param"]]
+        xs = [draw(t) for t in T if not t["param"]] + EXTRA
         res["eager"] = bench(lambda: model(*xs))
         compiled, why = try_compile(model, *xs)
         if compiled is None:

@@ -1,7 +1,8 @@
 // Package kernelbench runs KernelBench's problems through the lessons' kernels: the binding of
 // helpers/kernelbench (the problems, the run, the verdicts, the tables) to lesson 03's matrix
-// product, lesson 04's softmax and layer norm and lesson 05's convolutions, and the float64
-// references of the lessons. cmd/kernelbench is its command.
+// product, lesson 04's softmax and layer norm, lesson 05's convolutions and lesson 02's elementwise
+// loop (helpers/kernelbench's unary.cu, for the activations), and the float64 references of the
+// lessons. cmd/kernelbench is its command.
 //
 //	env, _ := lab.Open()
 //	rep, err := kernelbench.Run(env, kb.Problems(), kb.Trials, func(line string) { fmt.Println(line) })
@@ -67,6 +68,9 @@ func (b backend) Memory(p kb.Problem) (need, free int64, err error) {
 
 // Open implements kernelbench.Backend.
 func (b backend) Open(p kb.Problem) (kb.Impl, error) {
+	if e, ok := kb.ElementwiseOf(p.Op); ok {
+		return b.openElementwise(p, e)
+	}
 	switch p.Op {
 	case kb.MatMul:
 		return b.openMatMul(p)
@@ -459,8 +463,11 @@ func (b backend) Reference(p kb.Problem, t [][]float32, n int) ([]float64, error
 
 // Reference is the float64 output of n batch slices of p: lesson 03's Reference, lesson 04's
 // SoftmaxRow and LayerNormSample, lesson 05's ConvAt (then the ReLU and the bias of the level-2
-// problem).
+// problem), ElementwiseFunc for the elementwise problems.
 func Reference(p kb.Problem, t [][]float32, n int) ([]float64, error) {
+	if e, ok := kb.ElementwiseOf(p.Op); ok {
+		return elementwiseReference(p, e, t, n)
+	}
 	per := p.OutPer()
 	out := make([]float64, n*per)
 	switch p.Op {

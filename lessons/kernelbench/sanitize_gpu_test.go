@@ -10,13 +10,13 @@ import (
 )
 
 // TestSanitize is the package's part of the sanitizer pass (cmd/sanitize runs it under memcheck,
-// racecheck and synccheck): the level-2 problem (conv, then relu_bias.cu, this package's only
-// kernel of its own) at its small shape, one trial, without PyTorch, checked against the float64
-// reference on NaN-poisoned outputs. The lessons' kernels it also launches have their own
-// TestSanitize.
+// racecheck and synccheck): the level-2 problem (conv, then relu_bias.cu) and GELU (unary.cu) at
+// their small shapes, one trial, without PyTorch, checked against the float64 reference on
+// NaN-poisoned outputs; then unary.cu for every op on the edge values, through both its kernels
+// (checkEdgeValues). The lessons' kernels it also launches have their own TestSanitize.
 func TestSanitize(t *testing.T) {
 	env := labtest.Open(t)
-	p, err := kb.Select(kb.SmallProblems(), "L2-1")
+	p, err := kb.Select(kb.SmallProblems(), "L2-1,L1-26")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,4 +36,5 @@ func TestSanitize(t *testing.T) {
 	if !ran {
 		t.Errorf("%s never ran: %v", kb.ReLUBiasKernel, env.Session.Launches())
 	}
+	checkEdgeValues(t, env)
 }
