@@ -8,6 +8,8 @@
 //	go run ./cmd/kernelbench                         # every problem, out/kernelbench.json
 //	go run ./cmd/kernelbench -problems 1,23,L2-1     # some (a bare number is level 1)
 //	go run ./cmd/kernelbench -small -trials 2        # the same formulas at small shapes, quickly
+//	go run ./cmd/kernelbench -merge a.json,b.json -out results/kernelbench.json
+//	                                                 # one record from a run split over several calls
 //
 // The problems, the run and the tables are in helpers/kernelbench, their binding to the lessons'
 // kernels in lessons/kernelbench; this command reads the flags, prints and writes. Without a GPU
@@ -40,12 +42,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	pick := fs.String("problems", "", "comma-separated problems: 1,23,L2-1 (a bare number is level 1; default: all)")
 	trials := fs.Int("trials", kb.Trials, "correctness trials of fresh random inputs per problem")
 	small := fs.Bool("small", false, "the same formulas at small shapes (a quick end-to-end check, not KernelBench's problems)")
+	merge := fs.String("merge", "", "comma-separated reports of one GPU and commit to join into -out (no GPU needed)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "kernelbench: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *merge != "" {
+		return mergeReports(strings.Split(*merge, ","), *out, stdout, stderr)
 	}
 	all := kb.Problems()
 	if *small {
@@ -97,5 +103,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kernelbench: failed: %s\n", strings.Join(failed, ", "))
 		return 1
 	}
+	return 0
+}
+
+// mergeReports joins the reports at paths into one written to out (kernelbench.MergeReports) and
+// prints its tables.
+func mergeReports(paths []string, out string, stdout, stderr io.Writer) int {
+	var reps []kb.Report
+	for _, p := range paths {
+		r, err := kb.LoadReport(strings.TrimSpace(p))
+		if err != nil {
+			fmt.Fprintln(stderr, "kernelbench:", err)
+			return 2
+		}
+		reps = append(reps, r)
+	}
+	rep, err := kb.MergeReports(reps...)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	for _, t := range kb.Tables(rep) {
+		fmt.Fprintln(stdout, t.Text())
+	}
+	if err := rep.Save(out); err != nil {
+		fmt.Fprintln(stderr, "kernelbench:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d problems from %d reports)\n", out, len(rep.Results), len(reps))
 	return 0
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/bench"
@@ -296,4 +297,59 @@ func FastPShow(rep Report) show.Table {
 	}
 	t.Caption = "n/a: PyTorch's timings are missing (not installed, or its script failed). The float32 kernel is the first of each problem's rows; the fastest accepted may be a half-precision one, which KernelBench's 1e-2 admits."
 	return t
+}
+
+// MergeReports joins reports of one GPU, one commit and one trial count that ran different
+// problems (a run split over several calls, each under a time limit) into one, its results in the
+// catalog's order and fast_p taken over all of them. The receipt is the first report's, dated by
+// the last. Reports of different GPUs, commits or trial counts, or that ran the same problem twice,
+// are an error naming the difference.
+func MergeReports(reps ...Report) (Report, error) {
+	if len(reps) == 0 {
+		return Report{}, fmt.Errorf("kernelbench: no report to merge")
+	}
+	first := reps[0]
+	seen := map[string]bool{}
+	var results []Result
+	last := first.Receipt.Date
+	for i, r := range reps {
+		switch {
+		case r.Receipt.Device.Name != first.Receipt.Device.Name:
+			return Report{}, fmt.Errorf("kernelbench: report %d ran on %s, report 1 on %s: one GPU per record", i+1, r.Receipt.Device.Name, first.Receipt.Device.Name)
+		case r.Commit != first.Commit:
+			return Report{}, fmt.Errorf("kernelbench: report %d is of commit %q, report 1 of %q: one commit per record", i+1, r.Commit, first.Commit)
+		case r.Trials != first.Trials:
+			return Report{}, fmt.Errorf("kernelbench: report %d ran %d trials, report 1 %d", i+1, r.Trials, first.Trials)
+		}
+		for _, res := range r.Results {
+			if seen[res.ID] {
+				return Report{}, fmt.Errorf("kernelbench: %s is in two of the reports", res.ID)
+			}
+			seen[res.ID] = true
+			results = append(results, res)
+		}
+		if r.Receipt.Date > last {
+			last = r.Receipt.Date
+		}
+	}
+	order := map[string]int{}
+	for i, p := range Problems() {
+		order[p.ID()] = i
+	}
+	slices.SortStableFunc(results, func(a, b Result) int {
+		ia, oka := order[a.ID]
+		ib, okb := order[b.ID]
+		switch {
+		case oka && okb:
+			return ia - ib
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	rec := first.Receipt
+	rec.Date = last
+	return NewReport(rec, first.Commit, first.Trials, results), nil
 }

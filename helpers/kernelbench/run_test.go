@@ -346,3 +346,41 @@ func TestNonFiniteSaves(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Reports of one GPU and commit merge into one in the catalog's order, fast_p over all of them;
+// another GPU, another commit or a problem run twice is an error naming it.
+func TestMergeReports(t *testing.T) {
+	b := &fakeBackend{free: 1 << 40, kernels: []fakeKernel{exact, zeros}}
+	soft := RunProblem(SmallProblems()[2], b, Config{Trials: 2, Dir: t.TempDir(), Torch: fakeTorch(2, 1)})
+	refused := RunProblem(Problems()[5], &fakeBackend{free: 1 << 30}, Config{Trials: 2})
+	gpu := func(name, date string) record.Receipt {
+		r := record.Receipt{Method: "CUDA events", Date: date}
+		r.Device.Name = name
+		return r
+	}
+	a := NewReport(gpu("H200", "2026-11-27T10:00:00Z"), "abc1234", 2, []Result{refused})
+	c := NewReport(gpu("H200", "2026-11-27T11:00:00Z"), "abc1234", 2, []Result{soft})
+	m, err := MergeReports(a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Results) != 2 || m.Results[0].ID != "L1-23" || m.Results[1].ID != "L1-63" || m.Receipt.Date != "2026-11-27T11:00:00Z" {
+		t.Errorf("merged: %d results %v, date %s", len(m.Results), []string{m.Results[0].ID, m.Results[1].ID}, m.Receipt.Date)
+	}
+	if !strings.Contains(Tables(m)[1].Text(), "fast_p over 2 problems") {
+		t.Errorf("fast_p of the merged report:\n%s", Tables(m)[1].Text())
+	}
+	for _, bad := range []struct {
+		reps []Report
+		want string
+	}{
+		{[]Report{a, NewReport(gpu("H100", ""), "abc1234", 2, []Result{soft})}, "one GPU per record"},
+		{[]Report{a, NewReport(gpu("H200", ""), "def5678", 2, []Result{soft})}, "one commit per record"},
+		{[]Report{a, a}, "L1-63 is in two of the reports"},
+		{nil, "no report"},
+	} {
+		if _, err := MergeReports(bad.reps...); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("merging %d reports: %v, want %q", len(bad.reps), err, bad.want)
+		}
+	}
+}
