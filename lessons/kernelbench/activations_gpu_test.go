@@ -4,8 +4,10 @@ package kernelbench
 
 import (
 	"math"
+	"os"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/compile"
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	kb "github.com/cudalessons/cudalessons/helpers/kernelbench"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -118,6 +120,98 @@ func TestElementwisePlanOnTheGPU(t *testing.T) {
 		t.Logf("%s on %s (copy %.0f GB/s): %s", op, env.Session.Device.Name, env.Receipt.CopyGBps, plan)
 		if plan.Kernel != kb.UnaryKernel || plan.Grid < 1 || (plan.PPT < MaxPacksPerThread && plan.InFlightBytes < plan.NeedBytes) {
 			t.Errorf("%s: %+v", op, plan)
+		}
+	}
+}
+
+// KERNELS_TUNE=1: unary.cu's ReLU at KernelBench's size (4096 x 393216 floats) under several
+// packs per thread, grids and cache hints, in GB/s and share of the copy bandwidth, to choose
+// PlanUnary's rule. Each launch is checked first (every element of a poisoned output).
+func TestTuneUnary(t *testing.T) {
+	if os.Getenv("KERNELS_TUNE") == "" {
+		t.Skip("KERNELS_TUNE not set")
+	}
+	env := labtest.Open(t)
+	e, ok := kb.ElementwiseOf(kb.ReLU)
+	if !ok {
+		t.Fatal("no ReLU op")
+	}
+	const n = 4096 * 393216
+	x, err := gpu.Alloc[float32](env.Session, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	y, err := gpu.Alloc[float32](env.Session, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Free()
+	host := make([]float32, 1<<20)
+	for i := range host {
+		host[i] = float32(i%2001)/1000 - 1
+	}
+	for off := 0; off < n; off += len(host) {
+		v, err := x.View(off, len(host))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.CopyFromHost(host); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := env.Session.Device
+	bytes := 8.0 * n
+	t.Logf("copy bandwidth %.0f GB/s", env.Receipt.CopyGBps)
+	for _, hint := range []bool{false, true} {
+		for _, ppt := range []int{1, 2, 4, 8} {
+			prog, err := env.BuildWith(kb.Unary(), compile.Options{Defines: kb.UnaryDefines(e, ppt, hint)}, kb.UnaryKernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := prog.Kernel(kb.UnaryKernel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			occ, err := k.Occupancy(kb.UnaryBlock, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wave := d.SMs * occ.BlocksPerSM
+			units := gpu.CeilDiv(gpu.CeilDiv(n, 4), ppt)
+			full := gpu.CeilDiv(units, kb.UnaryBlock)
+			for _, grid := range []int{wave, 2 * wave, 4 * wave, 8 * wave, 32 * wave, full} {
+				grid = min(grid, full)
+				cfg := gpu.Config{Grid: gpu.D1(grid), Block: gpu.D1(kb.UnaryBlock)}
+				run := func() error { return k.Launch(cfg, x, y, int64(n), float32(0), float32(0)) }
+				if err := y.Poison(); err != nil {
+					t.Fatal(err)
+				}
+				if err := run(); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]float32, len(host))
+				for _, off := range []int{0, n - len(host)} {
+					v, err := y.View(off, len(host))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := v.CopyToHost(got); err != nil {
+						t.Fatal(err)
+					}
+					for i, g := range got {
+						if w := max(host[(off+i)%len(host)], 0); g != w {
+							t.Fatalf("ppt %d grid %d: y[%d] = %g, want %g", ppt, grid, off+i, g, w)
+						}
+					}
+				}
+				tm, err := env.Bench.Time(run)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gbs := bytes / (tm.Median * 1e-3) / 1e9
+				t.Logf("TUNE hint %v ppt %d grid %6d (%5.1f waves): %.3f ms %.0f GB/s %.1f%%", hint, ppt, grid, float64(grid)/float64(wave), tm.Median, gbs, 100*gbs/env.Receipt.CopyGBps)
+			}
 		}
 	}
 }
