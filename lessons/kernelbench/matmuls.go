@@ -31,7 +31,9 @@ func mmPlanOf(p kb.Problem) mmPlan {
 
 // gemv reports whether the product is a matrix-vector product that gemv.cu runs: one column of B,
 // A stored as it is read.
-func (pl mmPlan) gemv() bool { return pl.s.N == 1 && pl.batch == 1 && !pl.transA && !pl.transB && !pl.linear }
+func (pl mmPlan) gemv() bool {
+	return pl.s.N == 1 && pl.batch == 1 && !pl.transA && !pl.transB && !pl.linear
+}
 
 // splitSafe reports whether every value of A and B lies within [-1, 1] (torch.rand's, and
 // nn.Linear's weight, bounded by 1/sqrt(in)): far below fp16's largest, so the fp16 split may run.
@@ -66,12 +68,14 @@ func (b backend) familySplit(p kb.Problem, pl mmPlan, d gpu.DeviceInfo) bool {
 	return (hopper.Multiplier{MinMACs: hopper.SplitMinMACs}).UsesSplit(pl.s, d) && !fewTiles(pl.s, pl.batch, d)
 }
 
-// familyStep is lesson 03's step where the split does not run: the any-shape step (K cut into
-// slices) where the output has few tiles, else Pick's float32-accurate step.
+// familyStep is lesson 03's step where the split does not run: where the output has few tiles,
+// the any-shape step with 64 x 64 tiles and K cut into enough slices for a wave of blocks, added up
+// through the workspace (problem 6: 16 tiles of 64 x 64 in 17 slices on 132 SMs, where a cluster
+// would stop at 8 slices, half a wave); else Pick's float32-accurate step.
 func familyStep(p kb.Problem, pl mmPlan, d gpu.DeviceInfo) matmul.Step {
 	s := pl.s
-	if fewTiles(s, pl.batch, d) && matmul.AnyShape.Validate(s, d) == nil {
-		return matmul.AnyShape
+	if wide := matmul.AnyShapeWith(matmul.AnyShapeTiles[1], 0); fewTiles(s, pl.batch, d) && wide.Validate(s, d) == nil {
+		return wide
 	}
 	return matmul.Pick(s, d, true, splitSafe(p))
 }

@@ -10,13 +10,14 @@ import (
 )
 
 // TestSanitize is the package's part of the sanitizer pass (cmd/sanitize runs it under memcheck,
-// racecheck and synccheck): the level-2 problem (conv, then relu_bias.cu, this package's only
-// kernel of its own) at its small shape, one trial, without PyTorch, checked against the float64
-// reference on NaN-poisoned outputs. The lessons' kernels it also launches have their own
-// TestSanitize.
+// racecheck and synccheck): the problems that launch this package's own kernels at their small
+// shapes, one trial, without PyTorch, checked against the float64 references on NaN-poisoned
+// outputs: the conv level-2 problem (relu_bias.cu), the matrix-vector product (gemv.cu), A
+// transposed (transpose.cu) and a level-2 GEMM (linear_epilogue.cu). The lessons' kernels they
+// also launch have their own TestSanitize.
 func TestSanitize(t *testing.T) {
 	env := labtest.Open(t)
-	p, err := kb.Select(kb.SmallProblems(), "L2-1")
+	p, err := kb.Select(kb.SmallProblems(), "L2-1,4,16,L2-63")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +30,13 @@ func TestSanitize(t *testing.T) {
 			t.Errorf("%s %s: float64 check: %s", r.ID, r.Variants[0].Variant.Name, f.Why)
 		}
 	}
-	ran := false
+	ran := map[string]bool{}
 	for _, l := range env.Session.Launches() {
-		ran = ran || l.Kernel == kb.ReLUBiasKernel
+		ran[l.Kernel] = true
 	}
-	if !ran {
-		t.Errorf("%s never ran: %v", kb.ReLUBiasKernel, env.Session.Launches())
+	for _, k := range []string{kb.ReLUBiasKernel, kb.GEMVKernel, kb.TransposeKernel, kb.LinearEpilogueKernel} {
+		if !ran[k] {
+			t.Errorf("%s never ran: %v", k, env.Session.Launches())
+		}
 	}
 }
