@@ -15,6 +15,9 @@ var transposeSrc string
 //go:embed linear_epilogue.cu
 var linearEpilogueSrc string
 
+//go:embed split_transposed.cu
+var splitTransposedSrc string
+
 // The kernels of the matrix-product family that no lesson has (one file each beside relu_bias.cu).
 const (
 	// GEMVKernel is y = A x, launched with (A, x, y, int32 M, int64 K), block GEMVThreads, any 1D grid.
@@ -25,6 +28,12 @@ const (
 	// LinearEpilogueKernel is a level-2 GEMM's tail in place, launched with (y, bias, int64 rows*n,
 	// int32 n, int32 mode, float32 s0, float32 s1) on any 1D grid: mode EpilogueMode(op).
 	LinearEpilogueKernel = "kb_linear_epilogue"
+	// SplitTransposedKernel is lesson 08's fp16 split of an operand stored transposed, launched with
+	// (xt, hi, lo, int32 rows, int32 cols, int32 rowsOut, int32 colsOut), grid (ceil(colsOut/32),
+	// ceil(rowsOut/32)), block (32, 8).
+	SplitTransposedKernel = "kb_split_halves_t"
+	// SplitLoScale is split_transposed.cu's factor of the low halves (it must be lesson 08's).
+	SplitLoScale = 2048
 )
 
 // GEMVThreads is kb_gemv's block size.
@@ -41,6 +50,11 @@ func Transpose() compile.Source {
 // LinearEpilogue is the source of kb_linear_epilogue (linear_epilogue.cu).
 func LinearEpilogue() compile.Source {
 	return compile.Source{Name: "kernelbench_linear_epilogue.cu", Code: linearEpilogueSrc}
+}
+
+// SplitTransposed is the source of kb_split_halves_t (split_transposed.cu).
+func SplitTransposed() compile.Source {
+	return compile.Source{Name: "kernelbench_split_transposed.cu", Code: splitTransposedSrc}
 }
 
 // EpilogueMode is linear_epilogue.cu's mode of a level-2 GEMM, and whether op has one.

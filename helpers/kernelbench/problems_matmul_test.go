@@ -166,7 +166,7 @@ func TestMatMulKernelsCompileAndScriptOps(t *testing.T) {
 	for _, k := range []struct {
 		src  compile.Source
 		name string
-	}{{GEMV(), GEMVKernel}, {Transpose(), TransposeKernel}, {LinearEpilogue(), LinearEpilogueKernel}} {
+	}{{GEMV(), GEMVKernel}, {Transpose(), TransposeKernel}, {LinearEpilogue(), LinearEpilogueKernel}, {SplitTransposed(), SplitTransposedKernel}} {
 		res, err := compile.PTX(k.src, compile.Options{Arch: "compute_80"})
 		if err != nil {
 			t.Errorf("%s: %v", k.src.Name, err)

@@ -118,7 +118,7 @@ func TestMatMulFamilyOnTheSplit(t *testing.T) {
 	for _, l := range env.Session.Launches() {
 		ran[l.Kernel] = true
 	}
-	for _, k := range []string{hopper.Split.Kernel, kb.TransposeKernel, kb.LinearEpilogueKernel} {
+	for _, k := range []string{hopper.Split.Kernel, kb.SplitTransposedKernel, kb.LinearEpilogueKernel} {
 		if !ran[k] {
 			t.Errorf("%s never ran", k)
 		}

@@ -112,12 +112,22 @@ func (b backend) openFamily(p kb.Problem) (kb.Impl, error) {
 	ownA, ownB, ownC := prob.Ad, prob.Bd, prob.Cd
 	var launch func() (func() error, error)
 	var v kb.Variant
-	if b.familySplit(p, pl, d) {
+	split := b.familySplit(p, pl, d)
+	if split {
 		hp := hopper.AccurateFrom(b.env, prob)
 		m.frees = append(m.frees, hp.Free)
-		launch = func() (func() error, error) { run, _, _, err := hp.Launcher(hopper.Split, ""); return run, err }
+		if launch, err = b.splitLauncher(m, hp, pl); err != nil {
+			return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
+		}
 		own := hp.Tol(hopper.Split)
 		v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.Split.Name, DType: hopper.SplitDType, Tol: matmul.Tolerance("float32", s.K), Own: &own}
+		switch {
+		case pl.linear:
+			v.Name += ", W split once"
+			v.Note = "nn.Linear's weight is split into its fp16 halves once, as a model would keep it, read from its stored layout (split_transposed.cu); C then goes through linear_epilogue.cu"
+		case pl.transA || pl.transB:
+			v.Note = "the operands stored transposed are split into fp16 halves straight from that layout (split_transposed.cu): no transpose pass"
+		}
 	} else {
 		m.frees = append(m.frees, prob.Free)
 		st := familyStep(p, pl, d)
@@ -167,21 +177,23 @@ func (b backend) openFamily(p kb.Problem) (kb.Impl, error) {
 		return nil
 	}
 	var pre []func() error
-	tr, err := b.transposer()
-	if err != nil {
-		return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
-	}
-	if pl.transA {
-		pre = append(pre, func() error { return tr(m.tensors[0], ownA, s.K, s.M) })
-		v.Name += " + transpose of A"
-	}
-	if pl.transB && !pl.linear {
-		pre = append(pre, func() error { return tr(m.tensors[1], ownB, s.N, s.K) })
-		v.Name += " + transpose of B"
-	}
-	if pl.linear { // the weight is a parameter: transposed once, when the inputs are loaded
-		m.loaded = append(m.loaded, func() error { return tr(m.tensors[1], ownB, s.N, s.K) })
-		v.Note = "nn.Linear's weight (out x in) is stored transposed (in x out) once, as a model would keep it; the product's C then goes through linear_epilogue.cu"
+	if !split { // lesson 03's steps read A and B as they are: a stored transpose is copied first
+		tr, err := b.transposer()
+		if err != nil {
+			return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
+		}
+		if pl.transA {
+			pre = append(pre, func() error { return tr(m.tensors[0], ownA, s.K, s.M) })
+			v.Name += " + transpose of A"
+		}
+		if pl.transB && !pl.linear {
+			pre = append(pre, func() error { return tr(m.tensors[1], ownB, s.N, s.K) })
+			v.Name += " + transpose of B"
+		}
+		if pl.linear { // the weight is a parameter: transposed once, when the inputs are loaded
+			m.loaded = append(m.loaded, func() error { return tr(m.tensors[1], ownB, s.N, s.K) })
+			v.Note = "nn.Linear's weight (out x in) is stored transposed (in x out) once, as a model would keep it; the product's C then goes through linear_epilogue.cu"
+		}
 	}
 	var tail func() error
 	if pl.linear {
@@ -209,6 +221,58 @@ func (b backend) openFamily(p kb.Problem) (kb.Impl, error) {
 	w.Bytes = float64(p.TensorBytes())
 	m.work = w
 	return m, nil
+}
+
+// splitLauncher returns what makes the launch of one product of lesson 08's split (launch runs once
+// per batch entry, after the entry's buffers are set): its split of A, its split of B and the
+// product, where an operand stored transposed is split from that layout by split_transposed.cu, and
+// nn.Linear's weight is split once after each Load (it does not change between runs).
+func (b backend) splitLauncher(m *impl, hp *hopper.AccurateProblem, pl mmPlan) (func() (func() error, error), error) {
+	prog, err := b.env.Build(kb.SplitTransposed(), kb.SplitTransposedKernel)
+	if err != nil {
+		return nil, err
+	}
+	k, err := prog.Kernel(kb.SplitTransposedKernel)
+	if err != nil {
+		return nil, err
+	}
+	// splitT splits x (rows x cols), stored transposed as xt, into hi and lo (rowsOut x colsOut).
+	splitT := func(xt *gpu.Buffer[float32], hi, lo *gpu.Buffer[uint16], rows, cols, rowsOut, colsOut int) func() error {
+		cfg := gpu.Config{Grid: gpu.D2(gpu.CeilDiv(colsOut, 32), gpu.CeilDiv(rowsOut, 32)), Block: gpu.D2(32, 8)}
+		return func() error {
+			return k.Launch(cfg, xt, hi, lo, int32(rows), int32(cols), int32(rowsOut), int32(colsOut))
+		}
+	}
+	s := pl.s
+	return func() (func() error, error) {
+		parts, err := hp.SplitParts(hopper.Split, "")
+		if err != nil {
+			return nil, err
+		}
+		h := parts.Halves
+		sa, sb := parts.SplitA, parts.SplitB
+		if pl.transA {
+			sa = splitT(m.tensors[0], h[0], h[1], s.M, s.K, s.M, parts.KPad)
+		}
+		if pl.transB {
+			sb = splitT(m.tensors[1], h[2], h[3], s.K, s.N, parts.KPad, parts.NPad)
+		}
+		if pl.linear {
+			m.loaded = append(m.loaded, sb)
+			sb = nil
+		}
+		return func() error {
+			if err := sa(); err != nil {
+				return err
+			}
+			if sb != nil {
+				if err := sb(); err != nil {
+					return err
+				}
+			}
+			return parts.Product()
+		}, nil
+	}, nil
 }
 
 // transposer compiles transpose.cu and returns out = in^T for in (rows x cols).

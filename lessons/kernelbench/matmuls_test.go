@@ -137,3 +137,16 @@ func TestMatMulFamilyPlans(t *testing.T) {
 		t.Errorf("small L1-6 (64 x 64 x 65536) is under the split's threshold %d: its plan is not the full shape's", hopper.SplitMinMACs)
 	}
 }
+
+// split_transposed.cu writes the halves lesson 08's product reads: the same low-half factor as
+// 5_split.cu.
+func TestSplitTransposedMatchesLesson08(t *testing.T) {
+	src, err := hopper.Split.Source("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kb.SplitLoScale != hopper.SplitLoScale || !strings.Contains(src.Code, "#define LO_SCALE 2048.0f") ||
+		!strings.Contains(kb.SplitTransposed().Code, "#define KB_LO_SCALE 2048.0f") {
+		t.Errorf("the low halves' factors differ: %d and %d, or a file's define changed", kb.SplitLoScale, hopper.SplitLoScale)
+	}
+}

@@ -7,34 +7,50 @@ import (
 
 	kb "github.com/cudalessons/cudalessons/helpers/kernelbench"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+	"github.com/cudalessons/cudalessons/lessons/hopper"
 )
 
 // TestSanitize is the package's part of the sanitizer pass (cmd/sanitize runs it under memcheck,
 // racecheck and synccheck): the problems that launch this package's own kernels at their small
 // shapes, one trial, without PyTorch, checked against the float64 references on NaN-poisoned
 // outputs: the conv level-2 problem (relu_bias.cu), the matrix-vector product (gemv.cu), A
-// transposed (transpose.cu) and a level-2 GEMM (linear_epilogue.cu). The lessons' kernels they
-// also launch have their own TestSanitize.
+// transposed (transpose.cu) and a level-2 GEMM (linear_epilogue.cu); on Hopper also both operands
+// transposed and a level-2 GEMM on lesson 08's split (split_transposed.cu). The lessons' kernels
+// they also launch have their own TestSanitize.
 func TestSanitize(t *testing.T) {
 	env := labtest.Open(t)
-	p, err := kb.Select(kb.SmallProblems(), "L2-1,4,16,L2-63")
-	if err != nil {
-		t.Fatal(err)
+	want := []string{kb.ReLUBiasKernel, kb.GEMVKernel, kb.TransposeKernel, kb.LinearEpilogueKernel}
+	runs := []struct {
+		list string
+		b    backend
+	}{{"L2-1,4,16,L2-63", backend{env: env}}}
+	if hopper.NeedHopper("", env.Device()) == nil {
+		runs = append(runs, struct {
+			list string
+			b    backend
+		}{"18,L2-76", backend{env: env, forceSplit: true}})
+		want = append(want, kb.SplitTransposedKernel)
 	}
-	results := kb.Run(p, NewBackend(env), kb.Config{Trials: 1, Dir: t.TempDir(), Method: env.Bench.Method, TorchWhy: "not in the sanitizer pass"})
-	for _, r := range results {
-		if !r.Ran() {
-			t.Fatalf("%s did not run: %s%s", r.ID, r.Refused, r.Error)
+	for _, run := range runs {
+		p, err := kb.Select(kb.SmallProblems(), run.list)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if f := r.Variants[0].Float64; !f.OK {
-			t.Errorf("%s %s: float64 check: %s", r.ID, r.Variants[0].Variant.Name, f.Why)
+		results := kb.Run(p, run.b, kb.Config{Trials: 1, Dir: t.TempDir(), Method: env.Bench.Method, TorchWhy: "not in the sanitizer pass"})
+		for _, r := range results {
+			if !r.Ran() {
+				t.Fatalf("%s did not run: %s%s", r.ID, r.Refused, r.Error)
+			}
+			if f := r.Variants[0].Float64; !f.OK {
+				t.Errorf("%s %s: float64 check: %s", r.ID, r.Variants[0].Variant.Name, f.Why)
+			}
 		}
 	}
 	ran := map[string]bool{}
 	for _, l := range env.Session.Launches() {
 		ran[l.Kernel] = true
 	}
-	for _, k := range []string{kb.ReLUBiasKernel, kb.GEMVKernel, kb.TransposeKernel, kb.LinearEpilogueKernel} {
+	for _, k := range want {
 		if !ran[k] {
 			t.Errorf("%s never ran: %v", k, env.Session.Launches())
 		}
