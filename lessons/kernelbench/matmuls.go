@@ -69,16 +69,25 @@ func (b backend) familySplit(p kb.Problem, pl mmPlan, d gpu.DeviceInfo) bool {
 }
 
 // familyStep is lesson 03's step where the split does not run: where the output has few tiles,
-// the any-shape step with 64 x 64 tiles and K cut into enough slices for a wave of blocks, added up
-// through the workspace (problem 6: 16 tiles of 64 x 64 in 17 slices on 132 SMs, where a cluster
-// would stop at 8 slices, half a wave); else Pick's float32-accurate step.
+// the any-shape step with its large tile, 64 x 128, and K cut into as many slices as give every SM
+// three blocks (the 12 warps an SM holds of these tiles, whose registers are capped at 168), added
+// up through the workspace: problem 6's 256 x 256 output is 8 such tiles, in 49 slices of K on 132
+// SMs (392 blocks), where the plan's own choice stops at a wave of 4 warps an SM and a cluster at 8
+// slices; else Pick's float32-accurate step.
 func familyStep(p kb.Problem, pl mmPlan, d gpu.DeviceInfo) matmul.Step {
 	s := pl.s
-	if wide := matmul.AnyShapeWith(matmul.AnyShapeTiles[1], 0); fewTiles(s, pl.batch, d) && wide.Validate(s, d) == nil {
-		return wide
+	if fewTiles(s, pl.batch, d) {
+		t := matmul.AnyShapeTiles[0]
+		wide := matmul.AnyShapeWith(t, max(1, anyShapeBlocksPerSM*d.SMs/t.Blocks(s)))
+		if wide.Validate(s, d) == nil {
+			return wide
+		}
 	}
 	return matmul.Pick(s, d, true, splitSafe(p))
 }
+
+// anyShapeBlocksPerSM is how many blocks of the any-shape step's 64 x 128 tile an SM holds at once.
+const anyShapeBlocksPerSM = 3
 
 // familyMemory is what a problem of the family needs on the device beside its tensors: one
 // product's A, B, C (the transposed copies, one batch entry) and the split's halves.

@@ -115,7 +115,7 @@ func TestMatMulFamilyPlans(t *testing.T) {
 		}
 		st := familyStep(l6, pl, d)
 		cfg, err := st.Plan(pl.s, d)
-		if err != nil || !strings.HasPrefix(st.Name, matmul.AnyShape.Name+" 64x64") || cfg.Grid.Z < 8 || cfg.Grid.X*cfg.Grid.Y*cfg.Grid.Z < d.SMs {
+		if err != nil || st.Name != matmul.AnyShape.Name+" 64x128, 49 slices" || cfg.Grid.Z != 49 || cfg.Grid.X*cfg.Grid.Y*cfg.Grid.Z != 392 || cfg.Block.X != 128 {
 			t.Errorf("L1-6 on %s: %s, grid %v, %v", key, st.Name, cfg.Grid, err)
 		}
 		// memory on the device: the tensors, one product's A, B, C and the split's halves
