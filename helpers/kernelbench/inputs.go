@@ -101,7 +101,14 @@ func Gather(x []float32, per int, idx []int) []float32 {
 // tensor cut to those slices, every other tensor whole (B, the weights, the biases).
 func SliceInputs(p Problem, trial [][]float32, idx []int) [][]float32 {
 	out := append([][]float32{}, trial...)
-	out[0] = Gather(trial[0], p.InPer(), idx)
+	if p.sliceCols() { // A stored transposed: a row of C is a column of A
+		a := p.Tensors[0].Shape
+		out[0] = GatherCols(trial[0], a[0], a[1], idx)
+		return out
+	}
+	for i := 0; i < p.batchedInputs(); i++ {
+		out[i] = Gather(trial[i], p.Tensors[i].Len()/p.Tensors[i].Shape[0], idx)
+	}
 	return out
 }
 
@@ -109,6 +116,18 @@ func SliceInputs(p Problem, trial [][]float32, idx []int) [][]float32 {
 func SliceShape(shape []int, n int) []int {
 	s := append([]int{}, shape...)
 	s[0] = n
+	return s
+}
+
+// SlicedShape is the shape of the problem's i-th tensor cut to n batch slices (SliceInputs): the
+// batched inputs along their batch axis, the others whole.
+func (p Problem) SlicedShape(i, n int) []int {
+	shape := p.Tensors[i].Shape
+	if i >= p.batchedInputs() {
+		return shape
+	}
+	s := append([]int{}, shape...)
+	s[p.BatchAxis()] = n
 	return s
 }
 

@@ -124,6 +124,8 @@ type Problem struct {
 	// NormDims and Eps are layer norm's: the trailing dimensions normalised, and the epsilon.
 	NormDims int     `json:"norm_dims,omitempty"`
 	Eps      float64 `json:"eps,omitempty"`
+	// Scalars are the constants of a level-2 epilogue, in the order its formula names them.
+	Scalars []float64 `json:"scalars,omitempty"`
 	// Slices is how many batch slices (rows of A or x, samples, images) each trial compares.
 	Slices int `json:"slices"`
 	// Args are the scalars KernelBench's file passes to its PyTorch call (negative_slope, alpha,
@@ -153,7 +155,12 @@ func (p Problem) Input(name string) (Tensor, bool) {
 func (p Problem) Batch() int { return p.Out[0] }
 
 // InPer is the elements of one batch slice of the first tensor (a row of A, a sample, an image).
-func (p Problem) InPer() int { return prod(p.Tensors[0].Shape[1:]) }
+func (p Problem) InPer() int {
+	if p.sliceCols() { // a column of A stored transposed
+		return p.Tensors[0].Shape[0]
+	}
+	return prod(p.Tensors[0].Shape[1:])
+}
 
 // OutPer is the elements of one batch slice of the output.
 func (p Problem) OutPer() int { return prod(p.Out[1:]) }
@@ -179,6 +186,12 @@ func (p Problem) SliceName() string {
 	if _, ok := ElementwiseOf(p.Op); ok {
 		return "row"
 	}
+	if _, _, batched, _, ok := MatMulFamily(p.Op); ok {
+		if batched {
+			return "batch"
+		}
+		return "row"
+	}
 	switch p.Op {
 	case MatMul, Softmax:
 		return "row"
@@ -192,6 +205,9 @@ func (p Problem) SliceName() string {
 func (p Problem) Formula() string {
 	if e, ok := ElementwiseOf(p.Op); ok {
 		return e.Formula
+	}
+	if _, ok := mmOps[p.Op]; ok {
+		return p.mmFormula()
 	}
 	switch p.Op {
 	case MatMul:
@@ -217,10 +233,11 @@ func (p Problem) ShapeString() string {
 	if _, ok := ElementwiseOf(p.Op); ok {
 		return dims(x.Shape)
 	}
-	switch p.Op {
-	case MatMul:
+	if _, ok := mmOps[p.Op]; ok {
 		b := p.Tensors[1]
 		return fmt.Sprintf("%s @ %s", dims(x.Shape), dims(b.Shape))
+	}
+	switch p.Op {
 	case Softmax:
 		return dims(x.Shape)
 	case LayerNorm:
@@ -275,10 +292,12 @@ func (p Problem) Validate() error {
 			return fmt.Errorf("kernelbench %s: %s has shape %v: every dimension must be at least 1", p.ID(), t.Name, t.Shape)
 		}
 	}
-	if p.Tensors[0].Shape[0] != p.Out[0] {
+	if ax := p.BatchAxis(); len(p.Tensors[0].Shape) <= ax || p.Tensors[0].Shape[ax] != p.Out[0] {
 		return fmt.Errorf("kernelbench %s: the batched input %s %v and the output %v differ in their first dimension", p.ID(), p.Tensors[0].Name, p.Tensors[0].Shape, p.Out)
 	}
-	need := map[Op][]string{MatMul: {"A", "B"}, Softmax: {"x"}, LayerNorm: {"x", "ln.weight", "ln.bias"},
+	need := map[Op][]string{MatMul: {"A", "B"}, BatchedMatMul: {"A", "B"}, MatMulTA: {"A", "B"}, MatMulTB: {"A", "B"}, MatMulTT: {"A", "B"},
+		GemmMulLeakyReLU: {"x", "gemm.weight", "gemm.bias"}, GemmReLUDivide: {"x", "linear.weight", "linear.bias"}, GemmAddReLU: {"x", "gemm.weight", "bias"},
+		Softmax: {"x"}, LayerNorm: {"x", "ln.weight", "ln.bias"},
 		Conv2d: {"x"}, Conv2dReLUBias: {"x", "conv.weight", "conv.bias", "bias"}}
 	if e, ok := ElementwiseOf(p.Op); ok {
 		return e.validate(p)
@@ -296,6 +315,9 @@ func (p Problem) Validate() error {
 		if _, ok := p.Input(p.ConvPrefix() + "weight"); !ok || p.Conv.Stride < 1 {
 			return fmt.Errorf("kernelbench %s: a conv needs a weight tensor and a stride of at least 1", p.ID())
 		}
+	}
+	if _, ok := mmOps[p.Op]; ok {
+		return p.validateMM()
 	}
 	return nil
 }
@@ -350,7 +372,7 @@ func catalog(small bool) []Problem {
 		}
 		return full
 	}
-	return append([]Problem{
+	out := []Problem{
 		matmul(1, "1_Square_matrix_multiplication_", "Square matmul", pick(4096, 256), pick(4096, 256), pick(4096, 256), 4),
 		matmul(2, "2_Standard_matrix_multiplication_", "Standard matmul", pick(2048, 128), pick(8192, 1024), pick(4096, 256), 4),
 		softmax(pick(4096, 6), pick(393216, 12288), 4),
@@ -361,7 +383,9 @@ func catalog(small bool) []Problem {
 			pick(16, 2), 16, pick(1024, 64), pick(1024, 64), 128, 3, ConvParams{Stride: 1}, 1),
 		conv(2, 1, "1_Conv2D_ReLU_BiasAdd", "Conv2D + ReLU + BiasAdd", Conv2dReLUBias, "conv.",
 			pick(128, 2), 64, pick(128, 32), pick(128, 32), 128, 3, ConvParams{Stride: 1, Bias: true}, 2),
-	}, activationsProblems(small)...)
+	}
+	out = append(out, activationsProblems(small)...)
+	return append(out, matmulProblems(small)...)
 }
 
 // Problems are the KernelBench problems the lessons cover, at KernelBench's shapes.

@@ -51,6 +51,7 @@ UNARY = {
 }
 # forward's inputs that are Python scalars, after the tensors: L1-5's s.
 EXTRA = [S["s"]] if OP == "matrix_scalar_mul" else []
+LINEAR = ("gemm_multiply_leakyrelu", "gemm_relu_divide", "gemm_add_relu")
 
 
 def load(path, shape):
@@ -71,12 +72,35 @@ class Model(nn.Module):
             setattr(self, self.conv_name, nn.Conv2d(c, k, r, stride=cv["stride"], padding=cv["padding"], bias=cv["bias"]))
             if OP == "conv2d_relu_biasadd":
                 self.bias = nn.Parameter(torch.empty([t for t in T if t["name"] == "bias"][0]["shape"]))
+        elif OP in LINEAR:
+            w = [t for t in T if t["name"].endswith("weight")][0]
+            self.lin_name = w["name"][: -len(".weight")]
+            out_f, in_f = w["shape"]
+            has_bias = any(t["name"] == self.lin_name + ".bias" for t in T)
+            setattr(self, self.lin_name, nn.Linear(in_f, out_f, bias=has_bias))
+            if OP == "gemm_add_relu":
+                self.bias = nn.Parameter(torch.empty([t for t in T if t["name"] == "bias"][0]["shape"]))
 
     def forward(self, *xs):
         if OP in UNARY:
             return UNARY[OP](*xs)
         if OP == "matmul":
             return torch.matmul(xs[0], xs[1])
+        if OP == "bmm":
+            return torch.bmm(xs[0], xs[1])
+        if OP == "matmul_ta":
+            return torch.matmul(xs[0].T, xs[1])
+        if OP == "matmul_tb":
+            return torch.matmul(xs[0], xs[1].T)
+        if OP == "matmul_tt":
+            return torch.matmul(xs[0].T, xs[1].T)
+        if OP in LINEAR:
+            y, S = getattr(self, self.lin_name)(xs[0]), P.get("scalars") or []
+            if OP == "gemm_multiply_leakyrelu":
+                return nn.functional.leaky_relu(y * S[0], negative_slope=S[1])
+            if OP == "gemm_relu_divide":
+                return torch.relu(y) / S[0]
+            return torch.relu(y + self.bias)
         if OP == "softmax":
             return torch.softmax(xs[0], dim=1)
         if OP == "layernorm":
@@ -190,10 +214,7 @@ func (f *torchFiles) writeTrial(p Problem, t int, sliced [][]float32, n int) err
 		if err := torch.WriteFloats(path, sliced[i]); err != nil {
 			return fmt.Errorf("writing %s trial %d's %s for PyTorch: %w", p.ID(), t, ts.Name, err)
 		}
-		shape := ts.Shape
-		if i == 0 {
-			shape = SliceShape(shape, n)
-		}
+		shape := p.SlicedShape(i, n)
 		tr.Inputs, tr.Shapes = append(tr.Inputs, path), append(tr.Shapes, shape)
 	}
 	f.args.Trials = append(f.args.Trials, tr)

@@ -137,9 +137,51 @@ func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Pro
 	if st.Products == "tf32" {
 		return p.tf32Launcher(st, code)
 	}
-	k, split, prog, cfg, err := p.setUp(st, code, "hg_split_halves", p.prepare)
+	parts, prog, cfg, err := p.splitParts(st, code)
 	if err != nil {
 		return nil, prog, cfg, err
+	}
+	return func() error {
+		if err := parts.SplitA(); err != nil {
+			return err
+		}
+		if err := parts.SplitB(); err != nil {
+			return err
+		}
+		return parts.Product()
+	}, prog, cfg, nil
+}
+
+// SplitParts are the three launches the split step's Launcher queues, apart: the split of A (read
+// from the problem's Ad when it runs) into its fp16 halves, the split of B (from Bd), and the product
+// of the halves into Cd (the Cd the parts were made with). A caller that keeps A or B in another
+// layout fills their halves itself (Halves) in place of SplitA or SplitB; one whose B does not change
+// between runs (a model's weight) may split it once.
+type SplitParts struct {
+	SplitA, SplitB, Product func() error
+	// Halves are Ahi and Alo (M x KPad) and Bhi and Blo (KPad x NPad), fp16 (hi = fp16(x),
+	// lo = fp16((x - hi) * SplitLoScale)), zero past K and N.
+	Halves     [4]*gpu.Buffer[uint16]
+	KPad, NPad int
+}
+
+// SplitLoScale is the factor of the split's low halves (5_split.cu's LO_SCALE, 2^11).
+const SplitLoScale = 2048
+
+// SplitParts plans the split step (Split or a build of it) on the problem's shape, compiles it
+// (code, when not empty, replaces its source) and returns its launches apart.
+func (p *AccurateProblem) SplitParts(st Step, code string) (SplitParts, error) {
+	if st.Products == "tf32" {
+		return SplitParts{}, fmt.Errorf("hopper %s: not a split step", st.Name)
+	}
+	parts, _, _, err := p.splitParts(st, code)
+	return parts, err
+}
+
+func (p *AccurateProblem) splitParts(st Step, code string) (SplitParts, *lab.Program, gpu.Config, error) {
+	k, split, prog, cfg, err := p.setUp(st, code, "hg_split_halves", p.prepare)
+	if err != nil {
+		return SplitParts{}, prog, cfg, err
 	}
 	d := p.env.Session.Device
 	s, h, m := p.Shape, p.halves, p.maps
@@ -147,14 +189,15 @@ func (p *AccurateProblem) Launcher(st Step, code string) (func() error, *lab.Pro
 	ca := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, s.M*kp, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
 	cb := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, kp*np, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
 	args := []any{m[0], m[1], m[2], m[3], p.Cd, int32(s.M), int32(s.N), int32(kp)} // K padded: its zeros add nothing
-	return func() error {
-		if err := split.Launch(ca, p.Ad, h[0], h[1], int32(s.M), int32(s.K), int32(s.M), int32(kp)); err != nil {
-			return err
-		}
-		if err := split.Launch(cb, p.Bd, h[2], h[3], int32(s.K), int32(s.N), int32(kp), int32(np)); err != nil {
-			return err
-		}
-		return k.Launch(cfg, args...)
+	return SplitParts{
+		SplitA: func() error {
+			return split.Launch(ca, p.Ad, h[0], h[1], int32(s.M), int32(s.K), int32(s.M), int32(kp))
+		},
+		SplitB: func() error {
+			return split.Launch(cb, p.Bd, h[2], h[3], int32(s.K), int32(s.N), int32(kp), int32(np))
+		},
+		Product: func() error { return k.Launch(cfg, args...) },
+		Halves:  h, KPad: kp, NPad: np,
 	}, prog, cfg, nil
 }
 

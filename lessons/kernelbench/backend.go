@@ -33,7 +33,12 @@ import (
 const reserve = 256 << 20
 
 // backend runs the problems through the lessons' kernels (kernelbench.Backend).
-type backend struct{ env *lab.Env }
+type backend struct {
+	env *lab.Env
+	// forceSplit runs lesson 08's split on every product of the matmul family the split's plan
+	// takes, whatever its size (the tests' small shapes; Hopper only).
+	forceSplit bool
+}
 
 // NewBackend is the helpers/kernelbench Backend of the lessons' kernels on env's GPU.
 func NewBackend(env *lab.Env) kb.Backend { return backend{env: env} }
@@ -47,6 +52,9 @@ func (b backend) Memory(p kb.Problem) (need, free int64, err error) {
 	}
 	need = p.TensorBytes() + reserve
 	d := b.env.Session.Device
+	if _, _, _, _, ok := kb.MatMulFamily(p.Op); ok && b.viaFamily(p) {
+		return p.TensorBytes() + b.familyMemory(p, d) + reserve, free, nil
+	}
 	switch p.Op {
 	case kb.MatMul:
 		s := matmulShape(p)
@@ -72,8 +80,8 @@ func (b backend) Open(p kb.Problem) (kb.Impl, error) {
 		return b.openElementwise(p, e)
 	}
 	switch p.Op {
-	case kb.MatMul:
-		return b.openMatMul(p)
+	case kb.MatMul, kb.BatchedMatMul, kb.MatMulTA, kb.MatMulTB, kb.MatMulTT, kb.GemmMulLeakyReLU, kb.GemmReLUDivide, kb.GemmAddReLU:
+		return b.openMatMulOrFamily(p)
 	case kb.Softmax:
 		return b.openSoftmax(p)
 	case kb.LayerNorm:
@@ -96,6 +104,8 @@ type impl struct {
 	verify   []func() error
 	work     bench.Work
 	frees    []func()
+	// loaded runs after every Load (a parameter's layout made once, as a model would keep it).
+	loaded []func() error
 }
 
 // Variants implements kernelbench.Impl.
@@ -113,6 +123,11 @@ func (m *impl) Load(tensors [][]float32) error {
 		}
 		if err := b.CopyFromHost(tensors[i]); err != nil {
 			return fmt.Errorf("%s: %w", m.p.Tensors[i].Name, err)
+		}
+	}
+	for _, f := range m.loaded {
+		if err := f(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -479,6 +494,8 @@ func Reference(p kb.Problem, t [][]float32, n int) ([]float64, error) {
 			idx[i] = i
 		}
 		return matmul.Reference(s, t[0], t[1], idx), nil
+	case kb.BatchedMatMul, kb.MatMulTA, kb.MatMulTB, kb.MatMulTT, kb.GemmMulLeakyReLU, kb.GemmReLUDivide, kb.GemmAddReLU:
+		return familyReference(p, t, n)
 	case kb.Softmax:
 		cols := p.Out[1]
 		parallel.For(n, func(r int) { copy(out[r*cols:], reduce.SoftmaxRow(t[0][r*cols:(r+1)*cols])) })

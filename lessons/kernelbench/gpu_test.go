@@ -9,6 +9,7 @@ import (
 
 	kb "github.com/cudalessons/cudalessons/helpers/kernelbench"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
+	"github.com/cudalessons/cudalessons/lessons/hopper"
 )
 
 // Every problem end to end at a small shape of its formula, through the lessons' kernels: two
@@ -81,5 +82,45 @@ func TestRefusesWhatDoesNotFit(t *testing.T) {
 	r := kb.RunProblem(p, NewBackend(env), kb.Config{Trials: 1})
 	if r.Ran() || !strings.HasPrefix(r.Refused, "needs") || !strings.Contains(r.Refused, "free") {
 		t.Errorf("refusal %q, error %q", r.Refused, r.Error)
+	}
+}
+
+// The matrix-product family at its small shapes with lesson 08's split forced wherever its plan
+// takes the shape (on Hopper; the small shapes are under its threshold otherwise): the batched
+// product's entry by entry launches, the transposed operands, the weight transposed at load and
+// the epilogue, all on the split's path that KernelBench's shapes take, checked against the
+// float64 references on NaN-poisoned outputs.
+func TestMatMulFamilyOnTheSplit(t *testing.T) {
+	env := labtest.Open(t)
+	if err := hopper.NeedHopper("the fp16x3 split", env.Device()); err != nil {
+		t.Skip(err)
+	}
+	ps, err := kb.Select(kb.SmallProblems(), "3,6,7,8,9,16,17,18,L2-12,L2-63,L2-76")
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := kb.Run(ps, backend{env: env, forceSplit: true}, kb.Config{Trials: 2, Dir: t.TempDir(), Method: env.Bench.Method, TorchWhy: "the split's path only"})
+	for _, r := range results {
+		if !r.Ran() {
+			t.Errorf("%s did not run: %s%s", r.ID, r.Refused, r.Error)
+			continue
+		}
+		v := r.Variants[0]
+		t.Logf("%s %s: %.3f ms, float64 %d/%d rel L2 %.2g", r.ID, v.Variant.Name, v.Timing.MedianMS, v.Float64.Passed, v.Float64.Trials, v.Float64.WorstRelL2)
+		if !strings.HasPrefix(v.Variant.Name, hopper.Lesson08Prefix+hopper.Split.Name) {
+			t.Errorf("%s ran %s, not the split", r.ID, v.Variant.Name)
+		}
+		if f := v.Float64; !f.OK || f.OwnPassed != f.Trials {
+			t.Errorf("%s %s: float64 check: %s (own bound %d/%d)", r.ID, v.Variant.Name, f.Why, f.OwnPassed, f.Trials)
+		}
+	}
+	ran := map[string]bool{}
+	for _, l := range env.Session.Launches() {
+		ran[l.Kernel] = true
+	}
+	for _, k := range []string{hopper.Split.Kernel, kb.SplitTransposedKernel, kb.LinearEpilogueKernel} {
+		if !ran[k] {
+			t.Errorf("%s never ran", k)
+		}
 	}
 }
