@@ -121,7 +121,8 @@ type Problem struct {
 	Tensors []Tensor   `json:"tensors"`
 	Out     []int      `json:"out"`
 	Conv    ConvParams `json:"conv"`
-	// NormDims and Eps are layer norm's: the trailing dimensions normalised, and the epsilon.
+	// NormDims and Eps are layer norm's: the trailing dimensions normalised, and the epsilon (Eps
+	// is RMS norm's too).
 	NormDims int     `json:"norm_dims,omitempty"`
 	Eps      float64 `json:"eps,omitempty"`
 	// Slices is how many batch slices (rows of A or x, samples, images) each trial compares.
@@ -158,14 +159,15 @@ func (p Problem) OutPer() int { return prod(p.Out[1:]) }
 // OutLen is the output's element count.
 func (p Problem) OutLen() int { return prod(p.Out) }
 
-// TensorBytes is the device memory the problem's float32 tensors and output take: the least any
+// TensorBytes is the device memory the problem's float32 tensors and output (int64 indices for
+// argmax and argmin) take: the least any
 // implementation needs (the scratch of a particular kernel comes on top).
 func (p Problem) TensorBytes() int64 {
-	n := int64(p.OutLen())
+	n := int64(0)
 	for _, t := range p.Tensors {
 		n += int64(t.Len())
 	}
-	return 4 * n
+	return 4*n + p.outElemBytes()*int64(p.OutLen())
 }
 
 // SlicesOn is the slices a trial compares: Slices, at most the batch.
@@ -173,6 +175,9 @@ func (p Problem) SlicesOn() int { return max(1, min(p.Slices, p.Batch())) }
 
 // SliceName is what one batch slice is called in tables: "row", "sample", "image".
 func (p Problem) SliceName() string {
+	if r, ok := reductions[p.Op]; ok {
+		return r.slice
+	}
 	switch p.Op {
 	case MatMul, Softmax:
 		return "row"
@@ -184,6 +189,9 @@ func (p Problem) SliceName() string {
 
 // Formula is the problem's computation in one line.
 func (p Problem) Formula() string {
+	if IsReduction(p.Op) {
+		return reductionFormula(p)
+	}
 	switch p.Op {
 	case MatMul:
 		return "C = A @ B"
@@ -205,6 +213,9 @@ func (p Problem) Formula() string {
 // ShapeString is the problem's shape for a table row.
 func (p Problem) ShapeString() string {
 	x := p.Tensors[0]
+	if IsReduction(p.Op) {
+		return reductionShape(p)
+	}
 	switch p.Op {
 	case MatMul:
 		b := p.Tensors[1]
@@ -268,6 +279,9 @@ func (p Problem) Validate() error {
 	}
 	need := map[Op][]string{MatMul: {"A", "B"}, Softmax: {"x"}, LayerNorm: {"x", "ln.weight", "ln.bias"},
 		Conv2d: {"x"}, Conv2dReLUBias: {"x", "conv.weight", "conv.bias", "bias"}}
+	for op := range reductions {
+		need[op] = []string{"x"}
+	}
 	names, ok := need[p.Op]
 	if !ok {
 		return fmt.Errorf("kernelbench %s: unknown op %q", p.ID(), p.Op)
@@ -276,6 +290,9 @@ func (p Problem) Validate() error {
 		if _, ok := p.Input(n); !ok {
 			return fmt.Errorf("kernelbench %s: %s needs a tensor %q", p.ID(), p.Op, n)
 		}
+	}
+	if IsReduction(p.Op) {
+		return p.validateReduction()
 	}
 	if p.Op == Conv2d || p.Op == Conv2dReLUBias {
 		if _, ok := p.Input(p.ConvPrefix() + "weight"); !ok || p.Conv.Stride < 1 {
@@ -335,7 +352,7 @@ func catalog(small bool) []Problem {
 		}
 		return full
 	}
-	return []Problem{
+	problems := []Problem{
 		matmul(1, "1_Square_matrix_multiplication_", "Square matmul", pick(4096, 256), pick(4096, 256), pick(4096, 256), 4),
 		matmul(2, "2_Standard_matrix_multiplication_", "Standard matmul", pick(2048, 128), pick(8192, 1024), pick(4096, 256), 4),
 		softmax(pick(4096, 6), pick(393216, 12288), 4),
@@ -347,6 +364,8 @@ func catalog(small bool) []Problem {
 		conv(2, 1, "1_Conv2D_ReLU_BiasAdd", "Conv2D + ReLU + BiasAdd", Conv2dReLUBias, "conv.",
 			pick(128, 2), 64, pick(128, 32), pick(128, 32), 128, 3, ConvParams{Stride: 1, Bias: true}, 2),
 	}
+	problems = append(problems, reductionProblems(small)...)
+	return problems
 }
 
 // Problems are the KernelBench problems the lessons cover, at KernelBench's shapes.

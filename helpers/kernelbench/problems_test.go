@@ -31,9 +31,10 @@ func TestProblemsAsKernelBenchDefinesThem(t *testing.T) {
 			map[string][]int{"conv.weight": {128, 64, 3, 3}, "conv.bias": {128}, "bias": {128, 1, 1}}, Rand, 1577616384},
 	}
 	got := Problems()
-	if len(got) != len(want) {
-		t.Fatalf("%d problems, want %d", len(got), len(want))
+	if len(got) < len(want) {
+		t.Fatalf("%d problems, want at least %d", len(got), len(want))
 	}
+	got = got[:len(want)] // the families of problems_*.go follow, each tested in its own file
 	for i, w := range want {
 		p := got[i]
 		if err := p.Validate(); err != nil {
@@ -167,7 +168,7 @@ func TestSelect(t *testing.T) {
 	if got, _ := Select(all, ""); len(got) != len(all) {
 		t.Errorf("empty selection: %d problems", len(got))
 	}
-	for _, bad := range []string{"24", "L3-1", ",", "x"} {
+	for _, bad := range []string{"999", "L3-1", ",", "x"} {
 		if _, err := Select(all, bad); err == nil || !strings.Contains(err.Error(), "L1-23") {
 			t.Errorf("Select(%q): %v, want an error listing the problems", bad, err)
 		}

@@ -77,6 +77,9 @@ func (b backend) Open(p kb.Problem) (kb.Impl, error) {
 	case kb.Conv2d, kb.Conv2dReLUBias:
 		return b.openConv(p)
 	}
+	if kb.IsReduction(p.Op) {
+		return b.openReduction(p)
+	}
 	return nil, fmt.Errorf("kernelbench %s: no lesson covers op %q", p.ID(), p.Op)
 }
 
@@ -459,8 +462,11 @@ func (b backend) Reference(p kb.Problem, t [][]float32, n int) ([]float64, error
 
 // Reference is the float64 output of n batch slices of p: lesson 03's Reference, lesson 04's
 // SoftmaxRow and LayerNormSample, lesson 05's ConvAt (then the ReLU and the bias of the level-2
-// problem).
+// problem), the reductions' and norms' formulas (reductionReference).
 func Reference(p kb.Problem, t [][]float32, n int) ([]float64, error) {
+	if kb.IsReduction(p.Op) {
+		return reductionReference(p, t, n)
+	}
 	per := p.OutPer()
 	out := make([]float64, n*per)
 	switch p.Op {

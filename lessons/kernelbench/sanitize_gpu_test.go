@@ -10,13 +10,14 @@ import (
 )
 
 // TestSanitize is the package's part of the sanitizer pass (cmd/sanitize runs it under memcheck,
-// racecheck and synccheck): the level-2 problem (conv, then relu_bias.cu, this package's only
-// kernel of its own) at its small shape, one trial, without PyTorch, checked against the float64
-// reference on NaN-poisoned outputs. The lessons' kernels it also launches have their own
-// TestSanitize.
+// racecheck and synccheck): the level-2 problem (conv, then relu_bias.cu) and the reductions that
+// launch this package's other kernels (dim_reduce.cu as a sum and as an argmax, rms_norm.cu,
+// row_norm.cu) and lesson 04's step 9 as log_softmax, at their small shapes, one trial, without
+// PyTorch, checked against the float64 reference on NaN-poisoned outputs. The lessons' kernels it
+// also launches have their own TestSanitize.
 func TestSanitize(t *testing.T) {
 	env := labtest.Open(t)
-	p, err := kb.Select(kb.SmallProblems(), "L2-1")
+	p, err := kb.Select(kb.SmallProblems(), "L2-1,47,51,24,36,38")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +30,13 @@ func TestSanitize(t *testing.T) {
 			t.Errorf("%s %s: float64 check: %s", r.ID, r.Variants[0].Variant.Name, f.Why)
 		}
 	}
-	ran := false
+	ran := map[string]bool{}
 	for _, l := range env.Session.Launches() {
-		ran = ran || l.Kernel == kb.ReLUBiasKernel
+		ran[l.Kernel] = true
 	}
-	if !ran {
-		t.Errorf("%s never ran: %v", kb.ReLUBiasKernel, env.Session.Launches())
+	for _, k := range []string{kb.ReLUBiasKernel, kb.DimReduceKernel, kb.RMSNormKernel, kb.RowNormKernel, "softmax_split_write"} {
+		if !ran[k] {
+			t.Errorf("%s never ran: %v", k, env.Session.Launches())
+		}
 	}
 }
