@@ -19,7 +19,8 @@ var (
 )
 
 // The kernels' names: DimReduceKernel launched with (x, y, int32 R, int32 inner), RMSNormKernel
-// with (x, y, int64 positions, int64 hw, float32 eps), RowNormKernel with (x, y, int32 cols).
+// with (x, y, int64 positions, int64 hw, float32 eps), RowNormKernel with (x, y, int32 rows,
+// int32 cols).
 const (
 	DimReduceKernel = "kb_dim_reduce"
 	RMSNormKernel   = "kb_rms_norm"

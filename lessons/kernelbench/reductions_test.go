@@ -212,6 +212,27 @@ func TestDimReduceSplitFromTheDevice(t *testing.T) {
 	}
 }
 
+// row_norm.cu's grid from the device: 132 blocks on an H100 or H200 for rows of 65535 floats (132
+// rows of 256 KB fit three quarters of 50 MB of L2), fewer for rows too long, never more than rows.
+func TestRowNormGridFromTheDevice(t *testing.T) {
+	for _, key := range []string{"h100-sxm", "h200"} {
+		prof, err := gpu.LookupProfile(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := prof.Device()
+		if g := RowNormGrid(d, 32768, 65535); g != d.SMs {
+			t.Errorf("%s: %d blocks", key, g)
+		}
+		if g := RowNormGrid(d, 32768, 1<<20); g*4<<20 > d.L2Bytes*3/4 || g < 1 {
+			t.Errorf("%s, rows of 4 MB: %d blocks", key, g)
+		}
+		if g := RowNormGrid(d, 6, 5001); g != 6 {
+			t.Errorf("%s, 6 rows: %d blocks", key, g)
+		}
+	}
+}
+
 // Every variant of the reductions' kernels compiles with NVRTC (no GPU needed): each OP at each
 // BY, RMS norm at 64 and at its most channels, both row norms.
 func TestReductionKernelsCompile(t *testing.T) {
