@@ -101,11 +101,11 @@ func sameShape(number int, name, title string, op Op, x []int, eps float64, n in
 
 // reductionProblems are the reductions and norms at KernelBench's shapes, or small ones. A trial
 // compares 2 samples of 16.7M inputs for the reductions over (128, 4096, 4095), 4 rows of the row
-// ops, 1 sample of 16.7M for RMS norm: each float64 reference well under a second. The small row
-// norms have more rows than an H200 has SMs, so that row_norm.cu's blocks walk several rows each. The small reductions
-// keep an odd inner dimension (the tails of a column tile) and R not a multiple of the unrolling;
-// the small log_softmax rows are just past lesson 04's ClusterMaxCols, where the op runs the same
-// step as at KernelBench's rows (step 11 on a GPU where its teams fit).
+// ops, 1 sample of 16.7M for RMS norm: each float64 reference well under a second. The small
+// reductions keep an odd inner dimension (the tails of a column tile) and R not a multiple of the
+// unrolling; the small log_softmax rows are just past lesson 04's ClusterMaxCols, where the op runs
+// the same step as at KernelBench's rows (step 11 on a GPU where its teams fit); the small row
+// norms have more rows than an H200 has SMs, so that row_norm.cu's blocks walk several rows each.
 func reductionProblems(small bool) []Problem {
 	pick := func(full, test int) int {
 		if small {
