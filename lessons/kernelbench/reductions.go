@@ -196,10 +196,10 @@ func (b backend) openLogSoftmax(p kb.Problem) (kb.Impl, error) {
 
 func (b backend) openRMSNorm(p kb.Problem) (kb.Impl, error) {
 	x := p.Tensors[0].Shape
-	c := x[1]
-	if len(x) < 3 || c > RMSNormMaxChannels {
+	if len(x) < 3 || x[1] > RMSNormMaxChannels {
 		return nil, fmt.Errorf("%s: x %v: rms_norm.cu takes (B, C, ...) with at most %d channels (its registers)", p.ID(), x, RMSNormMaxChannels)
 	}
+	c := x[1]
 	m := newImpl(b.env, p)
 	if err := m.allocTensors(); err != nil {
 		return m.fail(err)
