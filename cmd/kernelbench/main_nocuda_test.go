@@ -23,7 +23,7 @@ func TestNoGPU(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-problems", "24"}, "no problem \"L1-24\""},
+		{[]string{"-problems", "999"}, "no problem \"L1-999\""},
 		{[]string{"-trials", "0"}, "at least one trial"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"extra"}, "unexpected arguments"},

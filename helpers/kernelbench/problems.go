@@ -121,7 +121,8 @@ type Problem struct {
 	Tensors []Tensor   `json:"tensors"`
 	Out     []int      `json:"out"`
 	Conv    ConvParams `json:"conv"`
-	// NormDims and Eps are layer norm's: the trailing dimensions normalised, and the epsilon.
+	// NormDims and Eps are layer norm's: the trailing dimensions normalised, and the epsilon (Eps
+	// is RMS norm's too).
 	NormDims int     `json:"norm_dims,omitempty"`
 	Eps      float64 `json:"eps,omitempty"`
 	// Scalars are the constants of a level-2 epilogue, in the order its formula names them.
@@ -168,14 +169,15 @@ func (p Problem) OutPer() int { return prod(p.Out[1:]) }
 // OutLen is the output's element count.
 func (p Problem) OutLen() int { return prod(p.Out) }
 
-// TensorBytes is the device memory the problem's float32 tensors and output take: the least any
+// TensorBytes is the device memory the problem's float32 tensors and output (int64 indices for
+// argmax and argmin) take: the least any
 // implementation needs (the scratch of a particular kernel comes on top).
 func (p Problem) TensorBytes() int64 {
-	n := int64(p.OutLen())
+	n := int64(0)
 	for _, t := range p.Tensors {
 		n += int64(t.Len())
 	}
-	return 4 * n
+	return 4*n + p.outElemBytes()*int64(p.OutLen())
 }
 
 // SlicesOn is the slices a trial compares: Slices, at most the batch.
@@ -191,6 +193,9 @@ func (p Problem) SliceName() string {
 			return "batch"
 		}
 		return "row"
+	}
+	if r, ok := reductions[p.Op]; ok {
+		return r.slice
 	}
 	switch p.Op {
 	case MatMul, Softmax:
@@ -208,6 +213,9 @@ func (p Problem) Formula() string {
 	}
 	if _, ok := mmOps[p.Op]; ok {
 		return p.mmFormula()
+	}
+	if IsReduction(p.Op) {
+		return reductionFormula(p)
 	}
 	switch p.Op {
 	case MatMul:
@@ -232,6 +240,9 @@ func (p Problem) ShapeString() string {
 	x := p.Tensors[0]
 	if _, ok := ElementwiseOf(p.Op); ok {
 		return dims(x.Shape)
+	}
+	if IsReduction(p.Op) {
+		return reductionShape(p)
 	}
 	if _, ok := mmOps[p.Op]; ok {
 		b := p.Tensors[1]
@@ -302,6 +313,9 @@ func (p Problem) Validate() error {
 	if e, ok := ElementwiseOf(p.Op); ok {
 		return e.validate(p)
 	}
+	for op := range reductions {
+		need[op] = []string{"x"}
+	}
 	names, ok := need[p.Op]
 	if !ok {
 		return fmt.Errorf("kernelbench %s: unknown op %q", p.ID(), p.Op)
@@ -310,6 +324,9 @@ func (p Problem) Validate() error {
 		if _, ok := p.Input(n); !ok {
 			return fmt.Errorf("kernelbench %s: %s needs a tensor %q", p.ID(), p.Op, n)
 		}
+	}
+	if IsReduction(p.Op) {
+		return p.validateReduction()
 	}
 	if p.Op == Conv2d || p.Op == Conv2dReLUBias {
 		if _, ok := p.Input(p.ConvPrefix() + "weight"); !ok || p.Conv.Stride < 1 {
@@ -385,7 +402,8 @@ func catalog(small bool) []Problem {
 			pick(128, 2), 64, pick(128, 32), pick(128, 32), 128, 3, ConvParams{Stride: 1, Bias: true}, 2),
 	}
 	out = append(out, activationsProblems(small)...)
-	return append(out, matmulProblems(small)...)
+	out = append(out, matmulProblems(small)...)
+	return append(out, reductionProblems(small)...)
 }
 
 // Problems are the KernelBench problems the lessons cover, at KernelBench's shapes.

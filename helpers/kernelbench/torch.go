@@ -58,6 +58,21 @@ def load(path, shape):
     return torch.from_numpy(np.fromfile(path, dtype="<f4").reshape(shape)).cuda()
 
 
+# The reductions and norms over dim 1 (problems_reductions.go), as KernelBench's files write them.
+RED = {
+    "sum_dim": lambda x: torch.sum(x, dim=1, keepdim=True),
+    "mean_dim": lambda x: torch.mean(x, dim=1),
+    "max_dim": lambda x: torch.max(x, dim=1)[0],
+    "min_dim": lambda x: torch.min(x, dim=1)[0],
+    "argmax_dim": lambda x: torch.argmax(x, dim=1),
+    "argmin_dim": lambda x: torch.argmin(x, dim=1),
+    "log_softmax": lambda x: torch.log_softmax(x, dim=1),
+    "rms_norm": lambda x: x / torch.sqrt(torch.mean(x ** 2, dim=1, keepdim=True) + P.get("eps", 0)),
+    "l1_norm": lambda x: x / torch.mean(torch.abs(x), dim=1, keepdim=True),
+    "l2_norm": lambda x: x / torch.norm(x, p=2, dim=1, keepdim=True),
+}
+
+
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
@@ -103,6 +118,8 @@ class Model(nn.Module):
             return torch.relu(y + self.bias)
         if OP == "softmax":
             return torch.softmax(xs[0], dim=1)
+        if OP in RED:
+            return RED[OP](xs[0])
         if OP == "layernorm":
             return self.ln(xs[0])
         y = getattr(self, self.conv_name)(xs[0])

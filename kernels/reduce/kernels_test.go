@@ -58,6 +58,24 @@ func TestEveryFileCompiles(t *testing.T) {
 			t.Errorf("s8_cluster_any.cu with %v: the PTX does not ask for that cluster size", defs)
 		}
 	}
+	// Steps 9 and 11 as log_softmax (LOG_SOFTMAX): their write is another expression, not the softmax's.
+	for _, f := range []string{"s9_split_row.cu", "s11_grid_ring.cu"} {
+		src, _ := Source(f)
+		plain, err := compile.PTX(src, compile.Options{Arch: "compute_90"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs, err := compile.PTX(src, compile.Options{Arch: "compute_90", Defines: []string{"LOG_SOFTMAX"}})
+		if err != nil {
+			t.Fatalf("%s with LOG_SOFTMAX: %v", f, err)
+		}
+		if strings.Contains(strings.ToLower(logs.Log), "warning") {
+			t.Errorf("%s with LOG_SOFTMAX: %s", f, logs.Log)
+		}
+		if logs.PTX == plain.PTX {
+			t.Errorf("%s: LOG_SOFTMAX changes nothing in the PTX", f)
+		}
+	}
 	for _, f := range Files() {
 		if strings.HasPrefix(f, "solutions/") {
 			t.Errorf("Files lists the solution %s", f)

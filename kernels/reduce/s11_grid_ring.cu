@@ -38,6 +38,8 @@
 // per SM, and the driver must confirm that one fits. A block that waits more than about a second
 // (another process holding SMs) sets *failed and leaves instead of hanging the GPU; the host
 // reports it.
+// Log-softmax (defined LOG_SOFTMAX): the slot keeps x itself (the exps are only summed), and the
+// write emits x - (M + log(S)); the same single read (KernelBench level 1 problem 24 runs it).
 // Heads and tails as in step 8: the 0-3 floats before a row's first 16-byte boundary and after its
 // last float4 go to the first threads of each team's block 0, which keep them next to the slot.
 // Launch: grid teams * g <= the SM count, block THREADS (at least 32 per 32 blocks of a team),
@@ -142,7 +144,9 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
     extern __shared__ float4 slots[];      // SLOTS slices of part4 float4s
     __shared__ MS part[2][WARPS];          // per-warp pairs of this block's slice, by row parity
     __shared__ MS gathered[32];            // per-warp pairs of the team's blocks
+#ifndef LOG_SOFTMAX
     __shared__ float own[SLOTS][THREADS];  // each thread's max of its elements, per slot
+#endif
     __shared__ float keep[SLOTS][8];       // head and tail floats (threads 0..5 of rank 0)
     __shared__ unsigned gave_up;
     const int team = blockIdx.x / g, rank = blockIdx.x % g, teams = gridDim.x / g;
@@ -180,17 +184,23 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
             const float mu = m == -INFINITY ? 0.f : m;  // all -inf: exp(x - 0) = 0, not exp(-inf - -inf)
 #pragma unroll
             for (int u = 0; u < ELEMS; ++u) {
-                const int i = threadIdx.x + u * THREADS;
                 const float4 e = make_float4(expf(v[u].x - mu), expf(v[u].y - mu), expf(v[u].z - mu), expf(v[u].w - mu));
+#ifndef LOG_SOFTMAX
+                const int i = threadIdx.x + u * THREADS;
                 if (i < r.count) slot[i] = e;
+#endif
                 t += (e.x + e.y) + (e.z + e.w);
             }
             if (r.extra >= 0) {
                 const float e = expf(keep[s][threadIdx.x] - mu);
+#ifndef LOG_SOFTMAX
                 keep[s][threadIdx.x] = e;
+#endif
                 t += e;
             }
+#ifndef LOG_SOFTMAX
             own[s][threadIdx.x] = m;
+#endif
             // Warp 0 merges the warps' pairs after the barrier. The pairs are double-buffered by row
             // parity: in the first LAG rows no other barrier comes before the warps write the next
             // row's, and warp 0 may still be reading these.
@@ -226,8 +236,14 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
             if (gave_up) return;  // the whole block leaves (one shared flag): the host reports it
             MS row{-INFINITY, 0.f};
             for (int i = 0; i * 32 < g; ++i) row = merge(row, gathered[i]);
+#ifdef LOG_SOFTMAX
+            const float lse = row.m + logf(row.s);  // all -inf: -inf, and x - lse is NaN as in PyTorch
+#define OUT(e) ((e) - lse)
+#else
             const float m = own[s][threadIdx.x];
             const float f = (m == -INFINITY ? 0.f : expf(m - row.m)) / row.s;  // 0 / 0: NaN when the row is all -inf
+#define OUT(e) ((e) * f)
+#endif
             const Row r = row_of(x, y, team + j * teams, cols, vec, rank, part4);
             const float4 *slot = slots + s * part4;
             float *yb = r.y + r.head + 4 * r.begin;
@@ -236,7 +252,7 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
             for (int u = 0; u < ELEMS; ++u) {
                 const int i = threadIdx.x + u * THREADS;
                 if (i >= r.count) break;
-                const float4 e = slot[i], o = make_float4(e.x * f, e.y * f, e.z * f, e.w * f);
+                const float4 e = slot[i], o = make_float4(OUT(e.x), OUT(e.y), OUT(e.z), OUT(e.w));
                 if (aligned) {
                     __stcs(reinterpret_cast<float4 *>(yb) + i, o);
                 } else {
@@ -246,7 +262,8 @@ softmax_grid_ring(const float *__restrict__ x, float *__restrict__ y, int rows, 
                     __stcs(yb + 4 * i + 3, o.w);
                 }
             }
-            if (r.extra >= 0) __stcs(r.y + r.extra, keep[s][threadIdx.x] * f);
+            if (r.extra >= 0) __stcs(r.y + r.extra, OUT(keep[s][threadIdx.x]));
+#undef OUT
         }
         // 3. the free slot (row j's, just written: a thread rewrites only what it read itself)
         // takes row k + AHEAD.

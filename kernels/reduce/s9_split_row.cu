@@ -19,6 +19,8 @@
 // -inf, so a chunk that is all -inf publishes (-inf, 0) and adds nothing, and a NaN entry keeps
 // its pair's sum NaN (an all -inf chunk with a NaN publishes (-inf, NaN)): the row is NaN, as in
 // PyTorch.
+// Log-softmax (defined LOG_SOFTMAX): the same two passes; the write emits x - (max + log(sum))
+// instead of exp(x - max) / sum, which is log_softmax (KernelBench level 1 problem 24 runs it).
 // Launch: both kernels on grid rows * chunks, block 512; part holds rows * chunks float2s.
 // Limits: any cols >= 1; vec = 1 only when x and y are equally aligned modulo 16 bytes.
 #ifndef INFINITY
@@ -122,12 +124,19 @@ softmax_split_write(const float *__restrict__ x, const float2 *__restrict__ part
         p = merge(p, MS{q.x, q.y});
     }
     p = block_merge(p, sh);
+#ifdef LOG_SOFTMAX
+    const float lse = p.m + logf(p.s);  // all -inf: -inf, and x - lse is NaN as in PyTorch
+#define OUT(v) ((v) - lse)
+#else
     const float m = p.m, inv = 1.f / p.s;
+#define OUT(v) (expf((v) - m) * inv)
+#endif
     const float *xr = x + w.row * cols;
     float *yr = y + w.row * cols;
-    if (w.extra >= 0) __stcs(yr + w.extra, expf(xr[w.extra] - m) * inv);
+    if (w.extra >= 0) __stcs(yr + w.extra, OUT(xr[w.extra]));
     for (int j = w.begin + threadIdx.x; j < w.end; j += THREADS) {
         const float4 v = load4(xr + w.head + 4 * j, vec);
-        store4(yr + w.head + 4 * j, make_float4(expf(v.x - m) * inv, expf(v.y - m) * inv, expf(v.z - m) * inv, expf(v.w - m) * inv), vec);
+        store4(yr + w.head + 4 * j, make_float4(OUT(v.x), OUT(v.y), OUT(v.z), OUT(v.w)), vec);
     }
+#undef OUT
 }

@@ -89,6 +89,9 @@ func (b backend) Open(p kb.Problem) (kb.Impl, error) {
 	case kb.Conv2d, kb.Conv2dReLUBias:
 		return b.openConv(p)
 	}
+	if kb.IsReduction(p.Op) {
+		return b.openReduction(p)
+	}
 	return nil, fmt.Errorf("kernelbench %s: no lesson covers op %q", p.ID(), p.Op)
 }
 
@@ -478,10 +481,14 @@ func (b backend) Reference(p kb.Problem, t [][]float32, n int) ([]float64, error
 
 // Reference is the float64 output of n batch slices of p: lesson 03's Reference, lesson 04's
 // SoftmaxRow and LayerNormSample, lesson 05's ConvAt (then the ReLU and the bias of the level-2
-// problem), ElementwiseFunc for the elementwise problems.
+// problem), ElementwiseFunc for the elementwise problems, the reductions' and norms' formulas
+// (reductionReference).
 func Reference(p kb.Problem, t [][]float32, n int) ([]float64, error) {
 	if e, ok := kb.ElementwiseOf(p.Op); ok {
 		return elementwiseReference(p, e, t, n)
+	}
+	if kb.IsReduction(p.Op) {
+		return reductionReference(p, t, n)
 	}
 	per := p.OutPer()
 	out := make([]float64, n*per)

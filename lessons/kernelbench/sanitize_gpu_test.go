@@ -14,17 +14,20 @@ import (
 // racecheck and synccheck): the problems that launch this package's own kernels at their small
 // shapes, one trial, without PyTorch, checked against the float64 references on NaN-poisoned
 // outputs: the conv level-2 problem (relu_bias.cu), GELU (unary.cu), the matrix-vector product
-// (gemv.cu), A transposed (transpose.cu) and a level-2 GEMM (linear_epilogue.cu); on Hopper also
+// (gemv.cu), A transposed (transpose.cu), a level-2 GEMM (linear_epilogue.cu), and the reductions
+// (dim_reduce.cu as a sum and as an argmax, rms_norm.cu, row_norm.cu); on Hopper also
 // both operands transposed and a level-2 GEMM on lesson 08's split (split_transposed.cu); then
 // unary.cu for every op on the edge values, through both its kernels (checkEdgeValues). The
-// lessons' kernels they also launch have their own TestSanitize.
+// lessons' kernels they also launch have their own TestSanitize (lesson 04's runs steps 9 and 11
+// as log_softmax).
 func TestSanitize(t *testing.T) {
 	env := labtest.Open(t)
-	want := []string{kb.ReLUBiasKernel, kb.UnaryKernel, kb.GEMVKernel, kb.TransposeKernel, kb.LinearEpilogueKernel}
+	want := []string{kb.ReLUBiasKernel, kb.UnaryKernel, kb.GEMVKernel, kb.TransposeKernel, kb.LinearEpilogueKernel,
+		kb.DimReduceKernel, kb.RMSNormKernel, kb.RowNormKernel}
 	runs := []struct {
 		list string
 		b    backend
-	}{{"L2-1,26,4,16,L2-63", backend{env: env}}}
+	}{{"L2-1,26,4,16,L2-63,47,51,36,38", backend{env: env}}}
 	if hopper.NeedHopper("", env.Device()) == nil {
 		runs = append(runs, struct {
 			list string

@@ -143,6 +143,7 @@ func TestSanitize(t *testing.T) {
 		checkLNOpScaled(t, env, 2, M, []float32{1e30, 1}, []float32{1e30, 1}, uint64(155+i))
 	}
 
+	ran = append(ran, logSoftmaxSteps(t, env, false)...) // steps 9 and 11 compiled as log_softmax
 	ran = append(ran, sanitizeExercises(t, env)...)
 	sanitizeCounters(t, env)
 
