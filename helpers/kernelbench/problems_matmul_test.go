@@ -81,7 +81,9 @@ func TestMatMulProblemsAsKernelBenchDefinesThem(t *testing.T) {
 			t.Errorf("%s: formula %q, shape %q", w.id, p.Formula(), p.ShapeString())
 		}
 	}
-	if f := all[len(all)-3].Formula(); f != "leaky_relu((x W^T + b) * 2, 0.1)" {
+	if l2, err := Select(all, "L2-12"); err != nil {
+		t.Error(err)
+	} else if f := l2[0].Formula(); f != "leaky_relu((x W^T + b) * 2, 0.1)" {
 		t.Errorf("L2-12's formula %q", f)
 	}
 }
