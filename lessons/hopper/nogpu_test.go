@@ -191,6 +191,24 @@ func TestConvPlans(t *testing.T) {
 	if pl, err := ConvTF32.PlanConv(odd, d); err != nil || pl.Cp != 4 || pl.Kp != 5 {
 		t.Errorf("TF32 on %v: %+v %v", odd, pl, err)
 	}
+	// The fitted step: the deep layer as step 7 takes it; KernelBench's problem 63 (16 channels, 128
+	// filters) with k tiles of 16 and n tiles of 128, a ring of MaxFitStages; the k tile that pads
+	// the channels least.
+	if pl, err := ConvFitted.PlanConv(conv.Deep, d); err != nil || pl.BK != 64 || pl.BN != 256 || pl.Stages != 4 || pl.CBlocks != 4 || pl.Config.SharedBytes != ConvFP16.SharedBytes(d) {
+		t.Errorf("fitted on the deep layer: %+v %v", pl, err)
+	}
+	l63 := conv.Shape{N: 16, C: 16, H: 1024, W: 1024, K: 128, R: 3, S: 1, P: 0}
+	if pl, err := ConvFitted.PlanConv(l63, d); err != nil || pl.BK != 16 || pl.BN != 128 || pl.Stages != MaxFitStages || pl.CBlocks != 1 ||
+		pl.BW != 128 || pl.TilesW != 8 || pl.Config.SharedBytes != MaxFitStages*2*(128*16+16*128)+1024 {
+		t.Errorf("fitted on %v: %+v %v", l63, pl, err)
+	}
+	for _, c := range []struct{ c, bk, blocks int }{{3, 16, 1}, {20, 32, 1}, {48, 16, 3}, {64, 64, 1}, {96, 32, 3}, {130, 16, 9}, {256, 64, 4}} {
+		s := conv.Shape{N: 1, C: c.c, H: 8, W: 8, K: 300, R: 3, S: 1, P: 1}
+		pl, err := ConvFitted.PlanConv(s, d)
+		if err != nil || pl.BK != c.bk || pl.CBlocks != c.blocks || pl.BN != 128 || pl.Config.SharedBytes > d.MaxSharedPerBlockOptin-fitStatic {
+			t.Errorf("fitted on %d channels: %+v %v", c.c, pl, err)
+		}
+	}
 	strided := conv.AlexNet
 	if _, err := ConvFP16.PlanConv(strided, d); err == nil || !strings.Contains(err.Error(), "stride 4") {
 		t.Errorf("a strided layer: %v", err)

@@ -3,8 +3,11 @@
 package hopper
 
 import (
+	"math"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	kh "github.com/cudalessons/cudalessons/kernels/hopper"
 	"github.com/cudalessons/cudalessons/lessons/conv"
@@ -83,5 +86,50 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 	cp.Free()
+	// The fused epilogue (ReLU and a second bias) on a small layer of 16 channels and 128 filters:
+	// the fitted step's k tiles of 16 (A swizzled over 32 bytes) and n tiles of 128.
+	sanitizeConvEpilogue(t, env)
 	labtest.LaunchedEvery(t, kh.Kernels, env)
+}
+
+// sanitizeConvSmall is KernelBench's level-1 problem 63 in small: 16 channels, 128 filters, no
+// padding, rows wider than one pixel tile.
+var sanitizeConvSmall = conv.Shape{N: 1, C: 16, H: 6, W: 140, K: 128, R: 3, S: 1, P: 0}
+
+// sanitizeConvEpilogue runs every conv step with ReLU and a second bias on sanitizeConvSmall and
+// checks every output against float64.
+func sanitizeConvEpilogue(t *testing.T, env *lab.Env) {
+	s := sanitizeConvSmall
+	p, err := NewConvProblem(env, s, 81, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	bias2 := make([]float32, s.K)
+	for k := range bias2 {
+		bias2[k] = float32(k%5)/2 - 1
+	}
+	b2, err := gpu.Alloc[float32](env.Session, s.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Free()
+	if err := b2.CopyFromHost(bias2); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetEpilogue(true, b2); err != nil {
+		t.Fatal(err)
+	}
+	oh, ow := s.OH(), s.OW()
+	want := make([]float64, s.YLen())
+	for k := 0; k < s.K; k++ {
+		for j := 0; j < oh*ow; j++ {
+			want[k*oh*ow+j] = math.Max(conv.ConvAt(s, p.In, 0, k, j/ow, j%ow), 0) + float64(bias2[k])
+		}
+	}
+	for _, st := range Convs {
+		if res, err := checkEpilogue(p, st, want); err != nil || !res.OK {
+			t.Errorf("%s on %v with ReLU and a second bias: %v %v", st.Name, s, err, res.Err())
+		}
+	}
 }

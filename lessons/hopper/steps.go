@@ -57,6 +57,9 @@ type Step struct {
 	// file that its launch runs first, in order (its layout passes).
 	Conv   bool
 	Before []string
+	// Fit marks a convolution step whose k tile follows the layer's channels and whose n tile
+	// follows its filters: PlanConv picks BK, BN and the ring's depth per layer (ConvPlan).
+	Fit bool
 }
 
 // headline is the step's launch on d at the lesson's shape for it: 4096^3, or lesson 05's deep layer
