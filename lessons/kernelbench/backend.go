@@ -59,7 +59,7 @@ func (b backend) Memory(p kb.Problem) (need, free int64, err error) {
 			need += 4 * int64(s.K) // the zero bias the kernels read
 		}
 		if pl, ok := hopperConv(s, d); ok {
-			need += pl.CopyBytes(hopper.ConvFP16, s) // step 7's NHWC copy and filters
+			need += pl.CopyBytes(hopper.ConvFitted, s) // step 7's NHWC copy and filters
 		}
 	}
 	return need, free, nil
@@ -334,18 +334,19 @@ func tensorIndex(p kb.Problem, name string) (int, bool) {
 }
 
 // --- conv: lesson 05's Problem over our buffers, its fastest float32 step, and its fastest FP16
-// step that takes the shape (on a Hopper GPU lesson 08's step 7 where it takes the layer); the
-// level-2 problem adds relu_bias.cu after the conv.
+// step that takes the shape (on a Hopper GPU lesson 08's step 7 fitted to the layer, where it takes
+// it); the level-2 problem adds relu_bias.cu after lesson 05's steps, and runs its ReLU and bias in
+// lesson 08's epilogue.
 
 func convShape(p kb.Problem) conv.Shape {
 	n, c, h, w, k, r := p.ConvShape()
 	return conv.Shape{N: n, C: c, H: h, W: w, K: k, R: r, S: p.Conv.Stride, P: p.Conv.Padding}
 }
 
-// hopperConv reports whether the layer's FP16 variant is lesson 08's step 7 (on a Hopper GPU,
-// where its plan takes the layer: stride 1), with the plan.
+// hopperConv reports whether the layer's FP16 variant is lesson 08's step 7 fitted to the layer (on
+// a Hopper GPU, where its plan takes the layer: stride 1), with the plan.
 func hopperConv(s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
-	pl, err := hopper.ConvFP16.PlanConv(s, d)
+	pl, err := hopper.ConvFitted.PlanConv(s, d)
 	return pl, err == nil
 }
 
@@ -377,25 +378,33 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 	}
 	m.frees = append(m.frees, prob.Free)
 	var tail func() error
-	note := ""
+	var extra *gpu.Buffer[float32] // the level-2 problem's bias after the ReLU
 	if p.Op == kb.Conv2dReLUBias {
 		if tail, err = b.reluBias(m, s, p); err != nil {
 			return m.fail(err)
 		}
-		note = "the conv step, then relu_bias.cu over y in place (the lesson's fused steps end in a max pool)"
+		bi, _ := tensorIndex(p, "bias") // reluBias found it
+		extra = m.tensors[bi]
 	}
 	d := b.env.Session.Device
 	for _, dtype := range []string{conv.F32, conv.FP16} {
 		var run func() error
 		var v kb.Variant
+		fused := false
 		if _, ok := hopperConv(s, d); ok && dtype == conv.FP16 {
 			hc := hopper.ConvFrom(b.env, prob)
 			m.frees = append(m.frees, hc.Free)
-			if run, _, _, err = hc.Launcher(hopper.ConvFP16, ""); err != nil {
-				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), hopper.ConvFP16.Name, err))
+			if extra != nil {
+				if err := hc.SetEpilogue(true, extra); err != nil {
+					return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
+				}
+				fused = true
+			}
+			if run, _, _, err = hc.Launcher(hopper.ConvFitted, ""); err != nil {
+				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), hopper.ConvFitted.Name, err))
 			}
 			own := conv.Tol(conv.FP16)
-			v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.ConvFP16.Name, DType: conv.FP16, Tol: conv.Tol(conv.F32), Own: &own}
+			v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.ConvFitted.Name, DType: conv.FP16, Tol: conv.Tol(conv.F32), Own: &own}
 		} else {
 			st, ok := conv.FastestStep(s, d, dtype)
 			if !ok {
@@ -410,8 +419,11 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 				v.Own = &own
 			}
 		}
-		v.Note = note
-		if tail != nil {
+		switch {
+		case fused:
+			v.Name += ", ReLU and bias in its epilogue"
+			v.Note = "one pass over y: the conv's epilogue adds its bias, takes the ReLU and adds the second bias"
+		case tail != nil:
 			convRun := run
 			run = func() error {
 				if err := convRun(); err != nil {
@@ -420,9 +432,9 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 				return tail()
 			}
 			v.Name += " + ReLU/bias pass"
+			v.Note = "the conv step, then relu_bias.cu over y in place (lesson 05's fused steps end in a max pool)"
 		}
 		m.add(v, run, nil)
-		note = "" // said once
 	}
 	if len(m.variants) == 0 {
 		return m.fail(fmt.Errorf("%s: no conv step of lesson 05 takes %v on %s", p.ID(), s, d.Name))
