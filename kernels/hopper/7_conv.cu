@@ -40,10 +40,14 @@
 // tiles carry less work per barrier round, so the ring gets deeper (16 stages of 8 KiB there).
 // Launch: hg_conv_nhwc with grid (ceil(H*W / 32), ceil(Cp / 32), N), block (32, 8);
 // hg_conv_filters with grid (ceil(Kp / 32), ceil(Cp / 32), R x R), block (32, 8); then hg_conv with grid
-// 2 x (clusters that fit), block 384, STAGES x 2 x (128 x BK + BK x BN) bytes + 1 KiB of dynamic
-// shared memory.
-// Limits: stride 1; any N, C, H, W, K, R and padding. Inputs are rounded to fp16: values beyond
-// fp16's range (65504) would overflow.
+// 2 x (clusters that fit), block 384, STAGES x 2 x (128 x BK + BK x BN) bytes (twice that with
+// SPLIT) + 1 KiB of dynamic shared memory.
+// The float32-accurate variant ("7, fitted, fp16x3 split", SPLIT below) takes each value as two fp16
+// parts and makes three products per k tile, step 5's split on this convolution; its error against
+// float64 is that of float32 sums (about 2^-22 of each product from the dropped lo x lo and lo's
+// rounding), checked at float32's tolerance.
+// Limits: stride 1; any N, C, H, W, K, R and padding. Inputs are rounded to fp16 (split, for
+// SPLIT): values beyond fp16's range (65504) would overflow.
 // Needs: compute capability 9.0a (wgmma, TMA multicast, clusters and setmaxnreg: Hopper only).
 #include <cuda_fp16.h>
 
@@ -178,7 +182,11 @@ __device__ __forceinline__ void wgmma_n128(float *d, u64 descA, u64 descB, int s
 // (32 bytes), picked from the layer's channels so that a small-channel layer does not multiply
 // zeros. A's tile is swizzled over its row's span (TMA and wgmma agree on the mode).
 #ifndef BN
+#ifdef SPLIT
+#define BN 128
+#else
 #define BN 256
+#endif
 #endif
 #ifndef BK
 #define BK 64
@@ -204,6 +212,23 @@ __device__ __forceinline__ void wgmma_n128(float *d, u64 descA, u64 descB, int s
 #define A_STAGE (BM * BK)
 #define B_STAGE (BK * BN)
 #define CONSUMERS 2
+// SPLIT: float32 accuracy from the fp16 tensor cores, as step 5 does for the product. The layout
+// passes write each value twice, hi = fp16(v) and lo = fp16((v - hi) x 2^11) (scaled so that lo stays
+// a normal number): x's NHWC rows hold Cp hi channels, then Cp lo ones; the filters' rows of a tap
+// Cp hi channels, then Cp lo ones (Cp a multiple of BK here, so a box never straddles the two). A
+// stage holds A hi, A lo, B hi and B lo; each k tile's Ahi Bhi goes into fresh registers and is
+// added to the total with rounded float32 adds (the tensor core's float32 sum truncates), and
+// Ahi Blo + Alo Bhi, 2^11 larger than their share, gathers in a third accumulator scaled back at the
+// end; Alo Blo (about 2^-22 of the product) is dropped. Three accumulators of 64 x 128: BN = 128.
+#ifdef SPLIT
+#define HALVES 2
+#if BN != 128
+#error "SPLIT needs BN = 128 (three accumulators per thread)"
+#endif
+#else
+#define HALVES 1
+#endif
+#define LO_SCALE 2048.0f
 
 // D[64 x BN] += A[64 x 16] * B[16 x BN], accumulating.
 __device__ __forceinline__ void wgmma_tile(float *d, u64 descA, u64 descB) {
@@ -217,6 +242,7 @@ __device__ __forceinline__ void wgmma_tile(float *d, u64 descA, u64 descB) {
 // xh[n][p][c] = half(x[n][c][p]) for the H*W pixels p of image n, zeros for C <= c < Cp: a 32 x 32
 // tile through shared memory, so both the reads (along pixels) and the writes (along channels)
 // coalesce.
+// (SPLIT: a row of 2 Cp, hi then lo.)
 extern "C" __global__ void hg_conv_nhwc(const float *__restrict__ x, __half *__restrict__ xh, int C, int HW, int Cp) {
     __shared__ float tile[32][33];
     const int p0 = blockIdx.x * 32, c0 = blockIdx.y * 32, n = blockIdx.z;
@@ -226,16 +252,24 @@ extern "C" __global__ void hg_conv_nhwc(const float *__restrict__ x, __half *__r
         tile[i][threadIdx.x] = (c < C && p < HW) ? img[(size_t)c * HW + p] : 0.f;
     }
     __syncthreads();
-    __half *out = xh + (size_t)n * HW * Cp;
+    const size_t row = (size_t)HALVES * Cp;
+    __half *out = xh + (size_t)n * HW * row;
     for (int i = threadIdx.y; i < 32; i += 8) {
         const int p = p0 + i, c = c0 + threadIdx.x;
-        if (p < HW && c < Cp) out[(size_t)p * Cp + c] = __float2half_rn(tile[threadIdx.x][i]);
+        if (p < HW && c < Cp) {
+            const float v = tile[threadIdx.x][i];
+            const __half hi = __float2half_rn(v);
+            out[(size_t)p * row + c] = hi;
+#ifdef SPLIT
+            out[(size_t)p * row + Cp + c] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
+        }
     }
 }
 
 // wb[tap][c][k] = half(w[k][c][tap]) for the RR = R x R taps, zeros for c >= C or k >= K (Cp and Kp
 // are C and K padded to multiples of 8): block (x, y, tap) moves a 32 x 32 (filter, channel) tile of
-// one tap through shared memory.
+// one tap through shared memory. (SPLIT: a tap's 2 Cp rows, hi then lo.)
 extern "C" __global__ void hg_conv_filters(const float *__restrict__ w, __half *__restrict__ wb, int K, int C, int RR, int Cp, int Kp) {
     __shared__ float tile[32][33];
     const int k0 = blockIdx.x * 32, c0 = blockIdx.y * 32, tap = blockIdx.z;
@@ -246,7 +280,14 @@ extern "C" __global__ void hg_conv_filters(const float *__restrict__ w, __half *
     __syncthreads();
     for (int i = threadIdx.y; i < 32; i += 8) {
         const int c = c0 + i, k = k0 + threadIdx.x;
-        if (c < Cp && k < Kp) wb[((size_t)tap * Cp + c) * Kp + k] = __float2half_rn(tile[threadIdx.x][i]);
+        if (c < Cp && k < Kp) {
+            const float v = tile[threadIdx.x][i];
+            const __half hi = __float2half_rn(v);
+            wb[((size_t)tap * HALVES * Cp + c) * Kp + k] = hi;
+#ifdef SPLIT
+            wb[((size_t)tap * HALVES * Cp + Cp + c) * Kp + k] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
+        }
     }
 }
 
@@ -344,7 +385,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
             const float *__restrict__ bias2, int relu) {
     extern __shared__ unsigned char smem_raw[];
     elem *sA = (elem *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
-    elem *sB = sA + STAGES * A_STAGE;
+    elem *sB = sA + STAGES * HALVES * A_STAGE;  // stage st: A at sA + st HALVES A_STAGE, B likewise
     __shared__ __align__(8) u64 full[STAGES], empty[STAGES];
     const int wg = threadIdx.x / 128;
     const u32 rank = cluster_rank(), peer = rank ^ 1;
@@ -374,10 +415,13 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
                 for (int t = 0; t < tiles; t++, g++) {
                     const int st = g % STAGES;
                     if (g >= STAGES) mbar_wait(&empty[st], (g / STAGES - 1) & 1);
-                    mbar_expect_tx(&full[st], (A_STAGE + B_STAGE) * sizeof(elem));
-                    tma_load_4d(sA + st * A_STAGE, &mapX, cb * BK, pt.ow0 - P + s, pt.oh0 - P + r, pt.n, &full[st]);
-                    for (int p = (BN / 128) * rank; p < (BN / 128) * (rank + 1); p++)  // this block's panels of 64
-                        tma_load_3d_multicast(sB + st * B_STAGE + p * BK * 64, &mapW, col0 + 64 * p, cb * BK, r * R + s, &full[st], 3);
+                    mbar_expect_tx(&full[st], HALVES * (A_STAGE + B_STAGE) * sizeof(elem));
+                    for (int h = 0; h < HALVES; h++) {  // hi, then (SPLIT) lo: cblocks x BK channels on
+                        const int c = (h * cblocks + cb) * BK;
+                        tma_load_4d(sA + (st * HALVES + h) * A_STAGE, &mapX, c, pt.ow0 - P + s, pt.oh0 - P + r, pt.n, &full[st]);
+                        for (int p = (BN / 128) * rank; p < (BN / 128) * (rank + 1); p++)  // this block's panels of 64
+                            tma_load_3d_multicast(sB + (st * HALVES + h) * B_STAGE + p * BK * 64, &mapW, col0 + 64 * p, c, r * R + s, &full[st], 3);
+                    }
                     if (++cb == cblocks) {
                         cb = 0;
                         if (++s == R) s = 0, r++;
@@ -390,6 +434,9 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
         const int half = wg - 1;
         int g = 0;
         float d[BN / 2];
+#ifdef SPLIT
+        float tmp[BN / 2], corr[BN / 2];
+#endif
         for (int i = cluster; i < supers; i += clusters) {
             int sr, sc;
             super_tile(i, rows, cols, &sr, &sc);
@@ -397,6 +444,35 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
             const int col0 = sc * BN;
 #pragma unroll
             for (int j = 0; j < BN / 2; j++) d[j] = 0.f;
+#ifdef SPLIT
+#pragma unroll
+            for (int j = 0; j < BN / 2; j++) corr[j] = 0.f;
+            for (int t = 0; t < tiles; t++, g++) {
+                const int st = g % STAGES;
+                const elem *ahi = sA + st * 2 * A_STAGE + half * 64 * BK, *alo = ahi + A_STAGE;
+                const elem *bhi = sB + st * 2 * B_STAGE, *blo = bhi + B_STAGE;
+                mbar_wait(&full[st], (g / STAGES) & 1);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; kk++)  // this k tile's Ahi Bhi, in fresh registers
+                    wgmma_n128(tmp, smem_desc(ahi + 16 * kk, 16, 16 * BK, A_SWIZZLE), smem_desc(bhi + 16 * kk * 64, BK * 128, 1024, 1), kk > 0);
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; kk++) {  // the corrections, summed over the whole k loop
+                    wgmma_n128(corr, smem_desc(ahi + 16 * kk, 16, 16 * BK, A_SWIZZLE), smem_desc(blo + 16 * kk * 64, BK * 128, 1024, 1), 1);
+                    wgmma_n128(corr, smem_desc(alo + 16 * kk, 16, 16 * BK, A_SWIZZLE), smem_desc(bhi + 16 * kk * 64, BK * 128, 1024, 1), 1);
+                }
+                wgmma_commit();
+                wgmma_wait<0>();
+                if (threadIdx.x % 32 == 0) {
+                    mbar_arrive(&empty[st]);
+                    mbar_arrive_cluster(&empty[st], peer);
+                }
+#pragma unroll
+                for (int j = 0; j < BN / 2; j++) d[j] += tmp[j];  // rounded float32 adds
+            }
+#pragma unroll
+            for (int j = 0; j < BN / 2; j++) d[j] += corr[j] * (1.0f / LO_SCALE);
+#else
             for (int t = 0; t < tiles; t++, g++) {
                 const int st = g % STAGES;
                 mbar_wait(&full[st], (g / STAGES) & 1);
@@ -419,6 +495,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
                 mbar_arrive(&empty[last]);
                 mbar_arrive_cluster(&empty[last], peer);
             }
+#endif
             store_nchw(d, y, bias, bias2, relu, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
         }
     }

@@ -39,8 +39,21 @@ func fitted(st Step) Step {
 	return st
 }
 
+// ConvSplit is the fitted step in float32 accuracy: x and the filters split into fp16 hi and lo
+// parts by the layout passes, three products on the tensor cores per k tile (Ahi Bhi in fresh
+// registers added in rounded float32, Ahi Blo + Alo Bhi in a third accumulator), as step 5 does for
+// the product; n tiles of 128 filters (three accumulators a thread). Checked at float32's tolerance.
+var ConvSplit = splitConv(ConvFitted)
+
+// splitConv is the fitted conv step st in float32 accuracy.
+func splitConv(st Step) Step {
+	st = st.variant("7, fitted, fp16x3 split", "the fitted step in float32 accuracy: x and the filters as fp16 hi + lo, three products per k tile, n tiles of 128", "SPLIT")
+	st.Products = SplitDType
+	return st
+}
+
 // Convs are the convolution steps.
-var Convs = []Step{ConvFP16, ConvTF32, ConvFitted}
+var Convs = []Step{ConvFP16, ConvTF32, ConvFitted, ConvSplit}
 
 // MaxFitStages is the deepest ring a fitted conv step takes: small k tiles (16 channels: 8 KiB a
 // stage) carry little work each, so more of them must be in flight to cover TMA's latency.
@@ -97,6 +110,15 @@ func convBK(format string) int {
 	return 64
 }
 
+// halves is how many copies of each value the step's layout passes write: 2 for the split (hi and
+// lo), 1 otherwise.
+func (st Step) halves() int {
+	if st.Products == SplitDType {
+		return 2
+	}
+	return 1
+}
+
 // elemBytes is the size of one element of the step's copies of x and the filters.
 func (st Step) elemBytes() int {
 	if st.Products == conv.TF32 {
@@ -129,13 +151,16 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	}
 	align := 16 / st.elemBytes()
 	p := ConvPlan{Cp: (s.C + align - 1) / align * align, Kp: s.K, BW: 8, BK: convBK(st.Products), BN: st.BN, Stages: st.Stages(d)}
-	if st.Products == conv.FP16 {
+	if st.Products != conv.TF32 {
 		p.Kp = pad8(s.K) // the filters' rows are N-major: K halves each
 	}
 	shared := st.SharedBytes(d)
 	if st.Fit {
 		p.BK, p.BN = fitBK(p.Cp), fitBN(s.K)
-		stage := st.elemBytes() * (st.BM*p.BK + p.BK*p.BN)
+		if st.halves() == 2 { // three accumulators a thread; hi and lo each a whole number of k tiles
+			p.BN, p.Cp = 128, gpu.CeilDiv(p.Cp, p.BK)*p.BK
+		}
+		stage := st.halves() * st.elemBytes() * (st.BM*p.BK + p.BK*p.BN)
 		p.Stages = MaxFitStages
 		if lim := d.MaxSharedPerBlockOptin; lim > 0 {
 			p.Stages = min(MaxFitStages, (lim-alignSlack-fitStatic)/stage)
@@ -179,14 +204,15 @@ func (pl ConvPlan) options(st Step, d gpu.DeviceInfo) compile.Options {
 // CopyBytes is the device memory of conv step st's copies of x and the filters of layer s under
 // this plan.
 func (pl ConvPlan) CopyBytes(st Step, s conv.Shape) int64 {
-	nx, nw := pl.copyLens(s)
+	nx, nw := pl.copyLens(st, s)
 	return (nx + nw) * int64(st.elemBytes())
 }
 
-// copyLens are the elements of the copies of x (NHWC, Cp channels) and of the filters (R x R x Cp x
-// Kp) of layer s under this plan.
-func (pl ConvPlan) copyLens(s conv.Shape) (nx, nw int64) {
-	return int64(s.N) * int64(s.H) * int64(s.W) * int64(pl.Cp), int64(s.R*s.R) * int64(pl.Cp) * int64(pl.Kp)
+// copyLens are the elements of conv step st's copies of x (NHWC, Cp channels, twice for the split)
+// and of the filters (R x R x Cp x Kp, twice for the split) of layer s under this plan.
+func (pl ConvPlan) copyLens(st Step, s conv.Shape) (nx, nw int64) {
+	h := int64(st.halves())
+	return h * int64(s.N) * int64(s.H) * int64(s.W) * int64(pl.Cp), h * int64(s.R*s.R) * int64(pl.Cp) * int64(pl.Kp)
 }
 
 // ConvPixels is the pixels of a convolution tile (the rows of the product's tile).
@@ -272,19 +298,19 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (mapX, mapW *gpu.TensorMap, 
 	if m, ok := c.maps[pl.BK]; ok {
 		return m[0], m[1], c, nil
 	}
-	s, bk, rr := p.Shape, pl.BK, p.Shape.R*p.Shape.R
+	s, bk, rr, cp := p.Shape, pl.BK, p.Shape.R*p.Shape.R, st.halves()*pl.Cp // cp: a pixel's row (hi, then lo)
 	dtype := gpu.TensorFP16
 	if st.elemBytes() == 4 {
 		dtype = gpu.TensorFP32
 	}
 	// x: channel, x, y, image; a box is one tap's k tile: bk channels of BW x 128/BW pixels, swizzled
 	// over its row (32, 64 or 128 bytes), as the kernel's descriptors of A read it.
-	specX := gpu.TensorMapSpec{Base: c.x, DType: dtype, Rows: s.W, Cols: pl.Cp, BoxRows: pl.BW, BoxCols: bk, Swizzle: rowSwizzle(bk * st.elemBytes()),
-		Outer: []gpu.TensorDim{{Extent: s.H, Stride: s.W * pl.Cp, Box: ConvPixels / pl.BW}, {Extent: s.N, Stride: s.H * s.W * pl.Cp, Box: 1}}}
+	specX := gpu.TensorMapSpec{Base: c.x, DType: dtype, Rows: s.W, Cols: cp, BoxRows: pl.BW, BoxCols: bk, Swizzle: rowSwizzle(bk * st.elemBytes()),
+		Outer: []gpu.TensorDim{{Extent: s.H, Stride: s.W * cp, Box: ConvPixels / pl.BW}, {Extent: s.N, Stride: s.H * s.W * cp, Box: 1}}}
 	// FP16 filters: filter, channel, tap (N-major panels of 64 filters x bk channels); TF32: channel,
 	// tap, filter (K-major, half the block's filters per box).
-	specW := gpu.TensorMapSpec{Base: c.w, DType: dtype, Rows: pl.Cp, Cols: pl.Kp, BoxRows: bk, BoxCols: 64, Swizzle: gpu.Swizzle128B,
-		Outer: []gpu.TensorDim{{Extent: rr, Stride: pl.Cp * pl.Kp, Box: 1}}}
+	specW := gpu.TensorMapSpec{Base: c.w, DType: dtype, Rows: cp, Cols: pl.Kp, BoxRows: bk, BoxCols: 64, Swizzle: gpu.Swizzle128B,
+		Outer: []gpu.TensorDim{{Extent: rr, Stride: cp * pl.Kp, Box: 1}}}
 	if st.Products == conv.TF32 {
 		specW = gpu.TensorMapSpec{Base: c.w, DType: dtype, Rows: rr, Cols: pl.Cp, BoxRows: 1, BoxCols: bk, Swizzle: gpu.Swizzle128B,
 			Outer: []gpu.TensorDim{{Extent: s.K, Stride: rr * pl.Cp, Box: pl.BN / st.Cluster}}}
@@ -320,7 +346,7 @@ func (p *ConvProblem) copiesFor(st Step, pl ConvPlan) (*convCopies, error) {
 	if eb == 2 && (!matmul.FP16Safe(p.In.X) || !matmul.FP16Safe(p.In.W)) {
 		return nil, fmt.Errorf("hopper %s on %v: x or the filters hold values that are not finite or beyond fp16's range (65504); step 8 (TF32) takes them", st.Name, s)
 	}
-	nx, nw := pl.copyLens(s)
+	nx, nw := pl.copyLens(st, s)
 	if free, _, err := p.env.Session.MemInfo(); err == nil && pl.CopyBytes(st, s) > free {
 		return nil, fmt.Errorf("hopper %s on %v: the NHWC copy and the filters need %s of device memory, %s free", st.Name, s, gpu.FormatBytes(pl.CopyBytes(st, s)), gpu.FormatBytes(free))
 	}

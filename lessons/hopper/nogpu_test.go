@@ -209,6 +209,21 @@ func TestConvPlans(t *testing.T) {
 			t.Errorf("fitted on %d channels: %+v %v", c.c, pl, err)
 		}
 	}
+	// The split: n tiles of 128 always, hi and lo each a whole number of k tiles, stages twice as
+	// large, copies twice step 7's.
+	if pl, err := ConvSplit.PlanConv(l63, d); err != nil || pl.BK != 16 || pl.BN != 128 || pl.Cp != 16 || pl.Stages != 14 || pl.Config.SharedBytes != 14*16384+1024 {
+		t.Errorf("split on %v: %+v %v", l63, pl, err)
+	}
+	if pl, err := ConvSplit.PlanConv(conv.Deep, d); err != nil || pl.BK != 64 || pl.BN != 128 || pl.Stages != 3 || pl.CBlocks != 4 {
+		t.Errorf("split on the deep layer: %+v %v", pl, err)
+	}
+	c20 := conv.Shape{N: 1, C: 20, H: 5, W: 130, K: 300, R: 3, S: 1, P: 1}
+	sp, err := ConvSplit.PlanConv(c20, d)
+	fp, err2 := ConvFitted.PlanConv(c20, d)
+	if err != nil || err2 != nil || sp.BK != 32 || sp.Cp != 32 || sp.CBlocks != 1 || fp.Cp != 24 ||
+		sp.CopyBytes(ConvSplit, c20) != 2*2*(5*130*32+9*32*304) || fp.CopyBytes(ConvFitted, c20) != 2*(5*130*24+9*24*304) {
+		t.Errorf("split and fitted on %v: %+v %v / %+v %v", c20, sp, err, fp, err2)
+	}
 	strided := conv.AlexNet
 	if _, err := ConvFP16.PlanConv(strided, d); err == nil || !strings.Contains(err.Error(), "stride 4") {
 		t.Errorf("a strided layer: %v", err)
