@@ -58,8 +58,10 @@ func (b backend) Memory(p kb.Problem) (need, free int64, err error) {
 		if !p.Conv.Bias {
 			need += 4 * int64(s.K) // the zero bias the kernels read
 		}
-		if pl, ok := hopperConv(s, d); ok {
-			need += pl.CopyBytes(hopper.ConvFitted, s) // step 7's NHWC copy and filters
+		for _, st := range []hopper.Step{hopper.ConvSplit, hopper.ConvFitted} {
+			if pl, ok := hopperConv(st, s, d); ok {
+				need += pl.CopyBytes(st, s) // the step's NHWC copy and filters
+			}
 		}
 	}
 	return need, free, nil
@@ -333,20 +335,20 @@ func tensorIndex(p kb.Problem, name string) (int, bool) {
 	return -1, false
 }
 
-// --- conv: lesson 05's Problem over our buffers, its fastest float32 step, and its fastest FP16
-// step that takes the shape (on a Hopper GPU lesson 08's step 7 fitted to the layer, where it takes
-// it); the level-2 problem adds relu_bias.cu after lesson 05's steps, and runs its ReLU and bias in
-// lesson 08's epilogue.
+// --- conv: lesson 05's Problem over our buffers, its fastest float32 step and its fastest FP16 step
+// that take the shape; on a Hopper GPU, where they take the layer (stride 1), lesson 08's step 7
+// fitted to the layer in its float32-accurate split and in FP16 instead. The level-2 problem adds
+// relu_bias.cu after lesson 05's steps, and runs its ReLU and bias in lesson 08's epilogue.
 
 func convShape(p kb.Problem) conv.Shape {
 	n, c, h, w, k, r := p.ConvShape()
 	return conv.Shape{N: n, C: c, H: h, W: w, K: k, R: r, S: p.Conv.Stride, P: p.Conv.Padding}
 }
 
-// hopperConv reports whether the layer's FP16 variant is lesson 08's step 7 fitted to the layer (on
-// a Hopper GPU, where its plan takes the layer: stride 1), with the plan.
-func hopperConv(s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
-	pl, err := hopper.ConvFitted.PlanConv(s, d)
+// hopperConv reports whether lesson 08's conv step st takes the layer on d (a Hopper GPU, stride 1),
+// with the plan: then it replaces lesson 05's step of its precision.
+func hopperConv(st hopper.Step, s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
+	pl, err := st.PlanConv(s, d)
 	return pl, err == nil
 }
 
@@ -387,24 +389,34 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 		extra = m.tensors[bi]
 	}
 	d := b.env.Session.Device
+	var hc *hopper.ConvProblem // lesson 08's view of the problem, made once for both of its steps
 	for _, dtype := range []string{conv.F32, conv.FP16} {
 		var run func() error
 		var v kb.Variant
 		fused := false
-		if _, ok := hopperConv(s, d); ok && dtype == conv.FP16 {
-			hc := hopper.ConvFrom(b.env, prob)
-			m.frees = append(m.frees, hc.Free)
-			if extra != nil {
-				if err := hc.SetEpilogue(true, extra); err != nil {
-					return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
+		hst := hopper.ConvSplit // the float32-accurate step
+		if dtype == conv.FP16 {
+			hst = hopper.ConvFitted
+		}
+		if _, ok := hopperConv(hst, s, d); ok {
+			if hc == nil {
+				hc = hopper.ConvFrom(b.env, prob)
+				m.frees = append(m.frees, hc.Free)
+				if extra != nil {
+					if err := hc.SetEpilogue(true, extra); err != nil {
+						return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
+					}
 				}
-				fused = true
 			}
-			if run, _, _, err = hc.Launcher(hopper.ConvFitted, ""); err != nil {
-				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), hopper.ConvFitted.Name, err))
+			fused = extra != nil
+			if run, _, _, err = hc.Launcher(hst, ""); err != nil {
+				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), hst.Name, err))
 			}
-			own := conv.Tol(conv.FP16)
-			v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.ConvFitted.Name, DType: conv.FP16, Tol: conv.Tol(conv.F32), Own: &own}
+			v = kb.Variant{Name: hopper.Lesson08Prefix + hst.Name, DType: hst.Products, Tol: conv.Tol(conv.F32)}
+			if dtype == conv.FP16 {
+				own := conv.Tol(conv.FP16)
+				v.Own = &own
+			}
 		} else {
 			st, ok := conv.FastestStep(s, d, dtype)
 			if !ok {
