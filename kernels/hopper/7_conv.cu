@@ -46,8 +46,12 @@
 // parts and makes three products per k tile, step 5's split on this convolution; its error against
 // float64 is that of float32 sums (about 2^-22 of each product from the dropped lo x lo and lo's
 // rounding), checked at float32's tolerance.
-// Limits: stride 1; any N, C, H, W, K, R and padding. Inputs are rounded to fp16 (split, for
-// SPLIT): values beyond fp16's range (65504) would overflow.
+// The fitted variants also take strided layers (AlexNet's first: stride 4, 11 x 11, 3 channels)
+// through hg_conv_s2d and hg_conv_s2d_filters (space to depth, below): the product then runs the
+// equivalent stride-1 layer of C S S channels and ceil(R / S) x ceil(R / S) taps (48 channels and
+// 3 x 3 taps there, so k tiles of 16 waste nothing where 3 channels of 11 x 11 would waste most).
+// Limits: stride 1 (any stride for the fitted variants); any N, C, H, W, K, R and padding. Inputs
+// are rounded to fp16 (split, for SPLIT): values beyond fp16's range (65504) would overflow.
 // Needs: compute capability 9.0a (wgmma, TMA multicast, clusters and setmaxnreg: Hopper only).
 #include <cuda_fp16.h>
 
@@ -288,6 +292,59 @@ extern "C" __global__ void hg_conv_filters(const float *__restrict__ w, __half *
             wb[((size_t)tap * HALVES * Cp + Cp + c) * Kp + k] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
 #endif
         }
+    }
+}
+
+// A layer of stride S > 1 becomes a layer of stride 1 by space to depth: with r = S r' + dy and
+// s = S s' + dx, y[n][k][oh][ow] = sum over (c, dy, dx) and the Rs x Rs taps (r', s') (Rs = ceil(R / S))
+// of w'[k][(c, dy, dx)][r'][s'] x'[n][(c, dy, dx)][oh + r'][ow + s'], where
+// x'[n][(c S + dy) S + dx][i][j] = x[n][c][S i + dy - P][S j + dx - P] (zero outside the image) and
+// w'[k][(c S + dy) S + dx][r'][s'] = w[k][c][S r' + dy][S s' + dx] (zero past R). These two passes
+// write x' in NHWC fp16 (Hs x Ws pixels of Cp channels, Cp >= C S S) and w' as hg_conv_filters
+// writes its filters (hi then lo with SPLIT); hg_conv then runs the stride-1, unpadded layer.
+// One thread per element written, channels fastest (the writes coalesce; the reads of x hit the
+// same few lines of each row). Launch: 1-D, any grid (grid-stride); total is the elements of one
+// part (N Hs Ws Cp, and Rs Rs Cp Kp).
+extern "C" __global__ void hg_conv_s2d(const float *__restrict__ x, __half *__restrict__ xh, int C, int H, int W, int S, int P,
+                                       int Hs, int Ws, int Cp, long long total) {
+    const size_t row = (size_t)HALVES * Cp;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const int cq = (int)(e % Cp);
+        const long long pix = e / Cp;  // (n, i, j)
+        const int j = (int)(pix % Ws), i = (int)((pix / Ws) % Hs);
+        const long long n = pix / ((long long)Ws * Hs);
+        float v = 0.f;
+        if (cq < C * S * S) {
+            const int c = cq / (S * S), dy = (cq / S) % S, dx = cq % S;
+            const int h = S * i + dy - P, w = S * j + dx - P;
+            if (h >= 0 && h < H && w >= 0 && w < W) v = x[((n * C + c) * H + h) * W + w];
+        }
+        const __half hi = __float2half_rn(v);
+        xh[pix * row + cq] = hi;
+#ifdef SPLIT
+        xh[pix * row + Cp + cq] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
+    }
+}
+
+// w' as hg_conv_filters lays out its filters: wb[tap'][c'][k], tap' = r' Rs + s'.
+extern "C" __global__ void hg_conv_s2d_filters(const float *__restrict__ w, __half *__restrict__ wb, int K, int C, int R, int S, int Rs,
+                                               int Cp, int Kp, long long total) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const int k = (int)(e % Kp);
+        const long long rest = e / Kp;
+        const int cq = (int)(rest % Cp), tap = (int)(rest / Cp);
+        float v = 0.f;
+        if (k < K && cq < C * S * S) {
+            const int c = cq / (S * S), dy = (cq / S) % S, dx = cq % S;
+            const int r = S * (tap / Rs) + dy, s = S * (tap % Rs) + dx;
+            if (r < R && s < R) v = w[(((size_t)k * C + c) * R + r) * R + s];
+        }
+        const __half hi = __float2half_rn(v);
+        wb[((size_t)tap * HALVES * Cp + cq) * Kp + k] = hi;
+#ifdef SPLIT
+        wb[((size_t)tap * HALVES * Cp + Cp + cq) * Kp + k] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
     }
 }
 

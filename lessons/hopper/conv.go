@@ -36,7 +36,20 @@ var ConvFitted = fitted(ConvFP16)
 func fitted(st Step) Step {
 	st = st.variant("7, fitted", "step 7 with k tiles of the layer's channels (16, 32 or 64), n tiles of its filters (128 or 256), a ring up to 16 deep")
 	st.Fit = true
+	st.S2D = []string{"hg_conv_s2d", "hg_conv_s2d_filters"}
 	return st
+}
+
+// SpaceToDepth is the stride-1, unpadded layer that a layer s of stride S equals once x is rearranged
+// by hg_conv_s2d (x'[(c S + dy) S + dx][i][j] = x[c][S i + dy - P][S j + dx - P]) and the filters by
+// hg_conv_s2d_filters: C S S channels, Rs = ceil(R / S) taps a side (the taps past R are zeros), and
+// (OH + Rs - 1) x (OW + Rs - 1) pixels, so that its output is s's. A layer of stride 1 is itself.
+func SpaceToDepth(s conv.Shape) conv.Shape {
+	if s.S == 1 {
+		return s
+	}
+	rs := gpu.CeilDiv(s.R, s.S)
+	return conv.Shape{N: s.N, C: s.C * s.S * s.S, H: s.OH() + rs - 1, W: s.OW() + rs - 1, K: s.K, R: rs, S: 1, P: 0}
 }
 
 // ConvSplit is the fitted step in float32 accuracy: x and the filters split into fp16 hi and lo
@@ -97,6 +110,9 @@ type ConvPlan struct {
 	BW, TilesW, TilesH int
 	// CBlocks is the channel blocks of one tap, each a k tile.
 	CBlocks int
+	// Inner is the stride-1 layer the product runs: the layer itself, or for a strided layer its
+	// SpaceToDepth form (Cp, the tiles and the copies are of Inner).
+	Inner conv.Shape
 	// BK and BN are the k tile (channels) and n tile (filters) of the product; Stages the depth of
 	// its ring. A fitted step picks them per layer; the others take their fixed tiles.
 	BK, BN, Stages int
@@ -140,17 +156,19 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	if err := NeedHopper(st.Name, d); err != nil {
 		return ConvPlan{}, err
 	}
-	if s.S != 1 {
-		return ConvPlan{}, fmt.Errorf("hopper %s: %v has stride %d; the step's TMA boxes walk the image a pixel at a time (stride 1). Lesson 05's steps take strided layers", st.Name, s, s.S)
+	if s.S != 1 && len(st.S2D) == 0 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: %v has stride %d; the step's TMA boxes walk the image a pixel at a time (stride 1). Lesson 05's steps and the fitted variants (space to depth) take strided layers", st.Name, s, s.S)
 	}
-	if s.N > 65535 {
+	if s.S == 1 && s.N > 65535 {
 		return ConvPlan{}, fmt.Errorf("hopper %s: batch N = %d is over the NHWC pass's limit of 65535 images (grid.z)", st.Name, s.N)
 	}
-	if s.R*s.R > 65535 {
+	if s.S == 1 && s.R*s.R > 65535 {
 		return ConvPlan{}, fmt.Errorf("hopper %s: a %dx%d kernel has %d taps, over the filters' pass's limit of 65535 (grid.z)", st.Name, s.R, s.R, s.R*s.R)
 	}
+	outer := s
+	s = SpaceToDepth(s) // from here on, the stride-1 layer the product runs
 	align := 16 / st.elemBytes()
-	p := ConvPlan{Cp: (s.C + align - 1) / align * align, Kp: s.K, BW: 8, BK: convBK(st.Products), BN: st.BN, Stages: st.Stages(d)}
+	p := ConvPlan{Cp: (s.C + align - 1) / align * align, Kp: s.K, BW: 8, BK: convBK(st.Products), BN: st.BN, Stages: st.Stages(d), Inner: s}
 	if st.Products != conv.TF32 {
 		p.Kp = pad8(s.K) // the filters' rows are N-major: K halves each
 	}
@@ -180,7 +198,7 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	p.CBlocks = gpu.CeilDiv(p.Cp, p.BK)
 	mtiles := int64(s.N) * int64(p.TilesW) * int64(p.TilesH)
 	if mtiles >= 1<<31 {
-		return ConvPlan{}, fmt.Errorf("hopper %s: %v has %d pixel tiles, over the kernel's 32-bit count", st.Name, s, mtiles)
+		return ConvPlan{}, fmt.Errorf("hopper %s: %v has %d pixel tiles, over the kernel's 32-bit count", st.Name, outer, mtiles)
 	}
 	supers := gpu.CeilDiv(int(mtiles), st.Cluster) * gpu.CeilDiv(s.K, p.BN)
 	clusters := supers
@@ -209,8 +227,12 @@ func (pl ConvPlan) CopyBytes(st Step, s conv.Shape) int64 {
 }
 
 // copyLens are the elements of conv step st's copies of x (NHWC, Cp channels, twice for the split)
-// and of the filters (R x R x Cp x Kp, twice for the split) of layer s under this plan.
+// and of the filters (R x R x Cp x Kp, twice for the split) of layer s under this plan (of its
+// stride-1 form, for a strided layer).
 func (pl ConvPlan) copyLens(st Step, s conv.Shape) (nx, nw int64) {
+	if pl.Inner.N > 0 {
+		s = pl.Inner
+	}
 	h := int64(st.halves())
 	return h * int64(s.N) * int64(s.H) * int64(s.W) * int64(pl.Cp), h * int64(s.R*s.R) * int64(pl.Cp) * int64(pl.Kp)
 }
@@ -298,7 +320,8 @@ func (p *ConvProblem) prepare(st Step, pl ConvPlan) (mapX, mapW *gpu.TensorMap, 
 	if m, ok := c.maps[pl.BK]; ok {
 		return m[0], m[1], c, nil
 	}
-	s, bk, rr, cp := p.Shape, pl.BK, p.Shape.R*p.Shape.R, st.halves()*pl.Cp // cp: a pixel's row (hi, then lo)
+	s := pl.Inner                                   // the stride-1 layer the product reads
+	bk, rr, cp := pl.BK, s.R*s.R, st.halves()*pl.Cp // cp: a pixel's row (hi, then lo)
 	dtype := gpu.TensorFP16
 	if st.elemBytes() == 4 {
 		dtype = gpu.TensorFP32
@@ -416,7 +439,7 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 	if err != nil {
 		return
 	}
-	names := append([]string{st.Kernel}, st.Before...)
+	names := append(append([]string{st.Kernel}, st.Before...), st.S2D...)
 	if prog, err = p.env.BuildWith(src, pl.options(st, d), names...); err != nil {
 		return
 	}
@@ -437,10 +460,13 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 	if err != nil {
 		return
 	}
-	s := p.Shape
+	s, outer := pl.Inner, p.Shape // the product's stride-1 layer, and the layer
 	l.Note = fmt.Sprintf("tiles of %d x %d pixels, %d-stage TMA ring", pl.BW, ConvPixels/pl.BW, pl.Stages)
 	if st.Fit {
 		l.Note += fmt.Sprintf(", k tiles of %d channels, n tiles of %d filters", pl.BK, pl.BN)
+	}
+	if outer.S != 1 {
+		l.Note += fmt.Sprintf(", stride %d by space to depth: %d channels, %d x %d taps", outer.S, s.C, s.R, s.R)
 	}
 	x, w, bias := p.Buffers()
 	hw := s.H * s.W
@@ -467,6 +493,19 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 			return err
 		}
 		return ks[2].Launch(filters, filterArgs...)
+	}
+	if outer.S != 1 { // space to depth: 1-D grid-stride passes over the copies (one part each)
+		nx, nw := pl.copyLens(Step{}, s)
+		gx := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, int(nx), 256, 4)), Block: gpu.D1(256)}
+		gw := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, int(nw), 256, 4)), Block: gpu.D1(256)}
+		passes = func() error {
+			if err := ks[len(names)-2].Launch(gx, x, c.x, int32(outer.C), int32(outer.H), int32(outer.W), int32(outer.S), int32(outer.P),
+				int32(s.H), int32(s.W), int32(pl.Cp), nx); err != nil {
+				return err
+			}
+			return ks[len(names)-1].Launch(gw, w, c.w, int32(outer.K), int32(outer.C), int32(outer.R), int32(outer.S), int32(s.R),
+				int32(pl.Cp), int32(pl.Kp), nw)
+		}
 	}
 	product = func() error { return ks[0].Launch(l.Config, args...) }
 	return passes, product, l, prog, nil

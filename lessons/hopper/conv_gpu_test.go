@@ -73,6 +73,41 @@ func TestConvOneCluster(t *testing.T) {
 	}
 }
 
+// convStrided are strided layers for the fitted variants' space to depth: AlexNet's first layer in
+// small (stride 4, 11 x 11 with padding 2, 3 channels: 48 channels of 3 x 3 taps), a stride of 2
+// with filters over one n tile, a stride of 3 whose kernel is not a multiple of it, without padding.
+var convStrided = []conv.Shape{
+	{N: 2, C: 3, H: 39, W: 35, K: 96, R: 11, S: 4, P: 2},
+	{N: 1, C: 5, H: 16, W: 18, K: 130, R: 3, S: 2, P: 1},
+	{N: 2, C: 16, H: 15, W: 17, K: 8, R: 5, S: 3, P: 0},
+}
+
+// The fitted variants (FP16 and the float32 split) match the float64 reference on every output of
+// the strided layers, NaN-poisoned first, at their formats' tolerances; with one cluster too.
+func TestConvStrided(t *testing.T) {
+	env := openHopper(t)
+	for i, s := range convStrided {
+		p, err := NewConvProblem(env, s, uint64(700+i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, clusters := range []int{0, 1} {
+			p.clusters = clusters
+			for _, st := range []Step{ConvFitted, ConvSplit} {
+				res, err := p.CheckConv(st, "")
+				if err != nil {
+					t.Errorf("%s on %v (%d clusters, 0: all): %v", st.Name, s, clusters, err)
+					continue
+				}
+				if !res.OK {
+					t.Errorf("%s on %v (%d clusters, 0: all): %v", st.Name, s, clusters, res.Err())
+				}
+			}
+		}
+		p.Free()
+	}
+}
+
 // The fitted step picks the tiles its plan says on the awkward layers: k tiles of 16, 32 and 64
 // channels, n tiles of 128 and 256 filters, each of the four pairs at least once, so that every
 // swizzle mode of A and both wgmma widths run in TestConvSteps.
@@ -216,7 +251,11 @@ func TestConvRefusals(t *testing.T) {
 	}
 	defer p.Free()
 	for _, st := range Convs {
-		if _, err := p.CheckConv(st, ""); err == nil || !strings.Contains(err.Error(), "stride 2") {
+		res, err := p.CheckConv(st, "")
+		switch {
+		case len(st.S2D) > 0 && (err != nil || !res.OK): // space to depth takes it
+			t.Errorf("%s on a strided layer: %v %v", st.Name, err, res.Err())
+		case len(st.S2D) == 0 && (err == nil || !strings.Contains(err.Error(), "stride 2")):
 			t.Errorf("%s on a strided layer: %v", st.Name, err)
 		}
 	}

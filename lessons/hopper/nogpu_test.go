@@ -2,6 +2,7 @@ package hopper
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,6 +225,20 @@ func TestConvPlans(t *testing.T) {
 		sp.CopyBytes(ConvSplit, c20) != 2*2*(5*130*32+9*32*304) || fp.CopyBytes(ConvFitted, c20) != 2*(5*130*24+9*24*304) {
 		t.Errorf("split and fitted on %v: %+v %v / %+v %v", c20, sp, err, fp, err2)
 	}
+	// AlexNet's first layer by space to depth: 48 channels of 3 x 3 taps over 57 x 57 pixels, its
+	// 55 x 55 output in tiles of 64 x 2; stride 1 is itself.
+	if pl, err := ConvFitted.PlanConv(conv.AlexNet, d); err != nil || pl.Inner != (conv.Shape{N: 100, C: 48, H: 57, W: 57, K: 96, R: 3, S: 1, P: 0}) ||
+		pl.Inner.OH() != conv.AlexNet.OH() || pl.BK != 16 || pl.CBlocks != 3 || pl.BN != 128 || pl.BW != 64 || pl.TilesH != 28 {
+		t.Errorf("fitted on AlexNet's layer: %+v %v", pl, err)
+	}
+	if got := SpaceToDepth(conv.Deep); got != conv.Deep {
+		t.Errorf("space to depth of a stride-1 layer: %v", got)
+	}
+	for _, s := range []conv.Shape{conv.AlexNet, {N: 1, C: 5, H: 16, W: 18, K: 130, R: 3, S: 2, P: 1}, {N: 2, C: 16, H: 15, W: 17, K: 8, R: 5, S: 3, P: 0}} {
+		if in := SpaceToDepth(s); in.OH() != s.OH() || in.OW() != s.OW() || in.Validate() != nil || in.R*s.S < s.R {
+			t.Errorf("space to depth of %v: %v, output %dx%d", s, in, in.OH(), in.OW())
+		}
+	}
 	strided := conv.AlexNet
 	if _, err := ConvFP16.PlanConv(strided, d); err == nil || !strings.Contains(err.Error(), "stride 4") {
 		t.Errorf("a strided layer: %v", err)
@@ -231,5 +246,49 @@ func TestConvPlans(t *testing.T) {
 	a100, _ := gpu.LookupProfile("a100-80")
 	if _, err := ConvTF32.PlanConv(conv.Deep, a100.Device()); err == nil || !strings.Contains(err.Error(), "9.0") {
 		t.Errorf("an A100: %v", err)
+	}
+}
+
+// Space to depth on the CPU, with the index arithmetic of hg_conv_s2d and hg_conv_s2d_filters: the
+// stride-1 layer over x' and w' gives the strided layer's every output (float64 sums of the same
+// products, so equal to rounding).
+func TestSpaceToDepthIsTheLayer(t *testing.T) {
+	for i, s := range []conv.Shape{{N: 2, C: 3, H: 39, W: 35, K: 4, R: 11, S: 4, P: 2}, {N: 1, C: 5, H: 16, W: 18, K: 3, R: 3, S: 2, P: 1},
+		{N: 2, C: 2, H: 15, W: 17, K: 2, R: 5, S: 3, P: 0}} {
+		in := conv.NewInputs(s, uint64(40+i))
+		ss := SpaceToDepth(s)
+		xs := make([]float32, ss.XLen())
+		for e := range xs { // hg_conv_s2d, with Cp = C S S
+			cq, pix := e%ss.C, e/ss.C
+			j, row, n := pix%ss.W, (pix/ss.W)%ss.H, pix/(ss.W*ss.H)
+			c, dy, dx := cq/(s.S*s.S), (cq/s.S)%s.S, cq%s.S
+			h, w := s.S*row+dy-s.P, s.S*j+dx-s.P
+			if h >= 0 && h < s.H && w >= 0 && w < s.W {
+				xs[((n*ss.C+cq)*ss.H+row)*ss.W+j] = in.X[((n*s.C+c)*s.H+h)*s.W+w] // NCHW for ConvAt
+			}
+		}
+		ws := make([]float32, ss.WLen())
+		for e := range ws { // hg_conv_s2d_filters, with Kp = K
+			k, rest := e%s.K, e/s.K
+			cq, tap := rest%ss.C, rest/ss.C
+			c, dy, dx := cq/(s.S*s.S), (cq/s.S)%s.S, cq%s.S
+			r, q := s.S*(tap/ss.R)+dy, s.S*(tap%ss.R)+dx
+			if r < s.R && q < s.R {
+				ws[((k*ss.C+cq)*ss.R+tap/ss.R)*ss.R+tap%ss.R] = in.W[((k*s.C+c)*s.R+r)*s.R+q]
+			}
+		}
+		inner := conv.Inputs{X: xs, W: ws, B: in.B}
+		for n := 0; n < s.N; n++ {
+			for k := 0; k < s.K; k++ {
+				for y := 0; y < s.OH(); y++ {
+					for x := 0; x < s.OW(); x++ {
+						want, got := conv.ConvAt(s, in, n, k, y, x), conv.ConvAt(ss, inner, n, k, y, x)
+						if math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+							t.Fatalf("%v at (%d, %d, %d, %d): %g through space to depth, %g", s, n, k, y, x, got, want)
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -89,8 +89,22 @@ func TestSanitize(t *testing.T) {
 	// The fused epilogue (ReLU and a second bias) on a small layer of 16 channels and 128 filters:
 	// the fitted step's k tiles of 16 (A swizzled over 32 bytes) and n tiles of 128.
 	sanitizeConvEpilogue(t, env)
+	// Space to depth: AlexNet's first layer in small, through the fitted variants.
+	sp, err := NewConvProblem(env, sanitizeConvStrided, 82, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []Step{ConvFitted, ConvSplit} {
+		if res, err := sp.CheckConv(st, ""); err != nil || !res.OK {
+			t.Errorf("%s on %v: %v %v", st.Name, sanitizeConvStrided, err, res.Err())
+		}
+	}
+	sp.Free()
 	labtest.LaunchedEvery(t, kh.Kernels, env)
 }
+
+// sanitizeConvStrided is AlexNet's first layer in small: stride 4, 11 x 11, padding 2, 3 channels.
+var sanitizeConvStrided = conv.Shape{N: 1, C: 3, H: 23, W: 27, K: 96, R: 11, S: 4, P: 2}
 
 // sanitizeConvSmall is KernelBench's level-1 problem 63 in small: 16 channels, 128 filters, no
 // padding, rows wider than one pixel tile.

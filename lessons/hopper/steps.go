@@ -60,6 +60,9 @@ type Step struct {
 	// Fit marks a convolution step whose k tile follows the layer's channels and whose n tile
 	// follows its filters: PlanConv picks BK, BN and the ring's depth per layer (ConvPlan).
 	Fit bool
+	// S2D are the space-to-depth passes (kernels of its file) with which a fitted conv step takes a
+	// strided layer as its equivalent stride-1 layer (SpaceToDepth); none for a step of stride 1 only.
+	S2D []string
 }
 
 // headline is the step's launch on d at the lesson's shape for it: 4096^3, or lesson 05's deep layer

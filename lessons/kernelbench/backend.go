@@ -336,8 +336,8 @@ func tensorIndex(p kb.Problem, name string) (int, bool) {
 }
 
 // --- conv: lesson 05's Problem over our buffers, its fastest float32 step and its fastest FP16 step
-// that take the shape; on a Hopper GPU, where they take the layer (stride 1), lesson 08's step 7
-// fitted to the layer in its float32-accurate split and in FP16 instead. The level-2 problem adds
+// that take the shape; on a Hopper GPU lesson 08's step 7 fitted to the layer (a strided one by
+// space to depth) in its float32-accurate split and in FP16 instead. The level-2 problem adds
 // relu_bias.cu after lesson 05's steps, and runs its ReLU and bias in lesson 08's epilogue.
 
 func convShape(p kb.Problem) conv.Shape {
@@ -345,8 +345,8 @@ func convShape(p kb.Problem) conv.Shape {
 	return conv.Shape{N: n, C: c, H: h, W: w, K: k, R: r, S: p.Conv.Stride, P: p.Conv.Padding}
 }
 
-// hopperConv reports whether lesson 08's conv step st takes the layer on d (a Hopper GPU, stride 1),
-// with the plan: then it replaces lesson 05's step of its precision.
+// hopperConv reports whether lesson 08's conv step st takes the layer on d (a Hopper GPU), with the
+// plan: then it replaces lesson 05's step of its precision.
 func hopperConv(st hopper.Step, s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
 	pl, err := st.PlanConv(s, d)
 	return pl, err == nil
