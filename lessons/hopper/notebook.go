@@ -427,7 +427,7 @@ func Limits(env *lab.Env) error {
 		row := []string{st.Name}
 		for _, s := range layers {
 			pl, err := st.PlanConv(s, d)
-			row = append(row, planCell(st, err, fmt.Sprintf("takes it: tiles of %d x %d pixels, %d k tiles each", pl.BW, ConvPixels/max(1, pl.BW), s.R*s.R*pl.CBlocks)))
+			row = append(row, planCell(st, err, fmt.Sprintf("takes it: tiles of %d x %d pixels, %d k tiles each", pl.BW, ConvPixels/max(1, pl.BW), pl.Inner.R*pl.Inner.R*pl.CBlocks)))
 		}
 		ct.Rows = append(ct.Rows, row)
 	}
