@@ -337,8 +337,9 @@ func tensorIndex(p kb.Problem, name string) (int, bool) {
 
 // --- conv: lesson 05's Problem over our buffers, its fastest float32 step and its fastest FP16 step
 // that take the shape; on a Hopper GPU lesson 08's step 7 fitted to the layer (a strided one by
-// space to depth) in its float32-accurate split and in FP16 instead. The level-2 problem adds
-// relu_bias.cu after lesson 05's steps, and runs its ReLU and bias in lesson 08's epilogue.
+// space to depth) in its float32-accurate split and in FP16 instead. The level-2 problem runs its
+// ReLU and bias in the conv's epilogue (lesson 08's, or lesson 05's EPILOGUE2 build), and adds
+// relu_bias.cu after a step that has neither.
 
 func convShape(p kb.Problem) conv.Shape {
 	n, c, h, w, k, r := p.ConvShape()
@@ -421,6 +422,15 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 			st, ok := conv.FastestStep(s, d, dtype)
 			if !ok {
 				continue
+			}
+			fused = extra != nil && st.Epilogue // its EPILOGUE2 build, captured by the launcher
+			if fused {
+				err = prob.SetEpilogue(true, extra)
+			} else {
+				err = prob.SetEpilogue(false, nil)
+			}
+			if err != nil {
+				return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
 			}
 			if run, _, _, err = prob.Launcher(st, ""); err != nil {
 				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), st.Name, err))
