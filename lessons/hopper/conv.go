@@ -65,8 +65,15 @@ func splitConv(st Step) Step {
 	return st
 }
 
-// Convs are the convolution steps.
-var Convs = []Step{ConvFP16, ConvTF32, ConvFitted, ConvSplit}
+// Convs are the convolution steps the notebook walks.
+var Convs = []Step{ConvFP16, ConvTF32}
+
+// ConvVariants are builds of step 7 fitted to each layer, measured and checked beside the steps:
+// FP16 and the float32-accurate split.
+var ConvVariants = []Step{ConvFitted, ConvSplit}
+
+// AllConvs are the convolution steps and their variants.
+func AllConvs() []Step { return append(append([]Step{}, Convs...), ConvVariants...) }
 
 // MaxFitStages is the deepest ring a fitted conv step takes: small k tiles (16 channels: 8 KiB a
 // stage) carry little work each, so more of them must be in flight to cover TMA's latency.

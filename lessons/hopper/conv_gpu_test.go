@@ -42,7 +42,7 @@ func TestConvSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, st := range Convs {
+		for _, st := range AllConvs() {
 			res, err := p.CheckConv(st, "")
 			if err != nil {
 				t.Errorf("%s on %v: %v", st.Name, s, err)
@@ -66,7 +66,7 @@ func TestConvOneCluster(t *testing.T) {
 	}
 	defer p.Free()
 	p.clusters = 1
-	for _, st := range Convs {
+	for _, st := range AllConvs() {
 		if res, err := p.CheckConv(st, ""); err != nil || !res.OK {
 			t.Errorf("%s with one cluster: %v %v", st.Name, err, res.Err())
 		}
@@ -186,7 +186,7 @@ func TestConvEpilogue(t *testing.T) {
 		if clipped == 0 || clipped == len(want) {
 			t.Fatalf("%v: the ReLU clips %d of %d outputs; the test needs both kinds", s, clipped, len(want))
 		}
-		for _, st := range Convs {
+		for _, st := range AllConvs() {
 			if _, err := p.CheckConv(st, ""); err == nil || !strings.Contains(err.Error(), "epilogue") {
 				t.Errorf("%s on %v: the plain check took a problem with an epilogue: %v", st.Name, s, err)
 			}
@@ -250,7 +250,7 @@ func TestConvRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Free()
-	for _, st := range Convs {
+	for _, st := range AllConvs() {
 		res, err := p.CheckConv(st, "")
 		switch {
 		case len(st.S2D) > 0 && (err != nil || !res.OK): // space to depth takes it

@@ -79,7 +79,7 @@ func TestSanitize(t *testing.T) {
 	}
 	for _, clusters := range []int{0, 1} {
 		cp.clusters = clusters
-		for _, st := range Convs {
+		for _, st := range AllConvs() {
 			if res, err := cp.CheckConv(st, ""); err != nil || !res.OK {
 				t.Errorf("%s on %v with %d clusters (0: all): %v %v", st.Name, sanitizeConv, clusters, err, res.Err())
 			}
@@ -141,7 +141,7 @@ func sanitizeConvEpilogue(t *testing.T, env *lab.Env) {
 			want[k*oh*ow+j] = math.Max(conv.ConvAt(s, p.In, 0, k, j/ow, j%ow), 0) + float64(bias2[k])
 		}
 	}
-	for _, st := range Convs {
+	for _, st := range AllConvs() {
 		if res, err := checkEpilogue(p, st, want); err != nil || !res.OK {
 			t.Errorf("%s on %v with ReLU and a second bias: %v %v", st.Name, s, err, res.Err())
 		}

@@ -139,7 +139,7 @@ func StepByName(name string) (Step, error) {
 // AllSteps are every step and variant of the lesson: the 16-bit ladder, its variants, the float32-in
 // products and the convolutions.
 func AllSteps() []Step {
-	return append(append(append(append([]Step{}, Steps...), Variants...), Accurate...), Convs...)
+	return append(append(append(append([]Step{}, Steps...), Variants...), Accurate...), AllConvs()...)
 }
 
 // NeedHopper refuses every GPU but compute capability 9.0 (H100, H200, GH200): wgmma, setmaxnreg and
