@@ -29,8 +29,9 @@ var convAwkward = []conv.Shape{
 	{N: 1, C: 8, H: 9, W: 33, K: 256, R: 3, S: 1, P: 1},
 }
 
-// Every convolution step (7, 8 and 7 fitted) matches the float64 reference on every output of the awkward layers, with
-// every output NaN-poisoned first, and on a sample of the deep layer (every output scanned for NaN).
+// Every convolution step and variant (7, 8, 7 fitted in FP16 and in the float32 split) matches the
+// float64 reference on every output of the awkward layers, with every output NaN-poisoned first,
+// and on a sample of the deep layer (every output scanned for NaN).
 func TestConvSteps(t *testing.T) {
 	env := openHopper(t)
 	for i, s := range append(append([]conv.Shape{}, convAwkward...), conv.Deep) {
