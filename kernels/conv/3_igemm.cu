@@ -20,6 +20,20 @@
 // bytes (the tap table). Limits: Kg = C*R*R <= 4096 (the tap table's shared memory), sides < 8192,
 // checked by the plan. Channels past K and pixels past M are computed on zeros and not stored: for
 // K = 96 nothing is wasted, for K = 256 the third tile is 2/3 used.
+// Build EPILOGUE2 (KernelBench's level-2 conv + ReLU + bias): two more arguments after OW, bias2 and
+// relu, and the store writes max(conv + bias, 0) + bias2[k], no second pass over y.
+// EPILOGUE2 (a build for KernelBench's conv + ReLU + bias, level 2 problem 1): the kernel takes
+// bias2 and relu after OW and writes max(v, 0) (relu set) + bias2[k] (bias2 not null) where v is
+// conv + bias, in the same pass over y.
+#ifdef EPILOGUE2
+#define EPILOGUE_PARAMS , const float *__restrict__ bias2, int relu
+#define EPILOGUE_ARGS , bias2, relu
+#define EPILOGUE(v, k) (((relu) ? fmaxf((v), 0.f) : (v)) + (bias2 != nullptr ? bias2[k] : 0.f))
+#else
+#define EPILOGUE_PARAMS
+#define EPILOGUE_ARGS
+#define EPILOGUE(v, k) (v)
+#endif
 #define BM 128
 #define BN 96
 #define BK 16
@@ -29,7 +43,7 @@
 
 extern "C" __global__ void __launch_bounds__(256) conv_igemm(const float *__restrict__ x, const float *__restrict__ w,
                                                              const float *__restrict__ bias, float *__restrict__ y, int N,
-                                                             int C, int H, int W, int K, int R, int S, int P, int OH, int OW) {
+                                                             int C, int H, int W, int K, int R, int S, int P, int OH, int OW EPILOGUE_PARAMS) {
     __shared__ __align__(16) float As[BK][SA];
     __shared__ __align__(16) float Bs[BK][SB];
     extern __shared__ int2 ktab[];
@@ -121,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(256) conv_igemm(const float *__rest
 #pragma unroll
         for (int j = 0; j < 6; ++j) {
             const int k = k0 + ty + 16 * j;
-            if (k < K) y[(n * K + k) * OHW + rem] = acc[i][j] + bias[k];
+            if (k < K) y[(n * K + k) * OHW + rem] = EPILOGUE(acc[i][j] + bias[k], k);
         }
     }
 }

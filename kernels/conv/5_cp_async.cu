@@ -22,6 +22,8 @@
 // Launch: 256 threads; grid (ceil(M/128), ceil(K/96)); dynamic shared memory: STAGES tiles
 // (STAGES x (32 x (128 + pad) + 32 x (96 + pad)) floats) and the tap table (8 bytes per tap, Kg
 // rounded up to 32). Limits: Kg = C*R*R <= 4096, sides < 8192, compute capability 8.0+.
+// Build EPILOGUE2 (KernelBench's level-2 conv + ReLU + bias): two more arguments after OW, bias2 and
+// relu, and the store writes max(conv + bias, 0) + bias2[k], no second pass over y.
 // Needs: compute capability 8.0 (cp.async and mma.sync with TF32).
 #include <cuda_fp16.h>
 #define BM 128
@@ -53,10 +55,23 @@ __device__ __forceinline__ unsigned h2(float lo, float hi) {
     return *reinterpret_cast<unsigned *>(&h);
 }
 
+// EPILOGUE2 (a build for KernelBench's conv + ReLU + bias, level 2 problem 1): the kernel takes
+// bias2 and relu after OW and writes max(v, 0) (relu set) + bias2[k] (bias2 not null) where v is
+// conv + bias, in the same pass over y.
+#ifdef EPILOGUE2
+#define EPILOGUE_PARAMS , const float *__restrict__ bias2, int relu
+#define EPILOGUE_ARGS , bias2, relu
+#define EPILOGUE(v, k) (((relu) ? fmaxf((v), 0.f) : (v)) + (bias2 != nullptr ? bias2[k] : 0.f))
+#else
+#define EPILOGUE_PARAMS
+#define EPILOGUE_ARGS
+#define EPILOGUE(v, k) (v)
+#endif
+
 template <bool HALF>
 __device__ __forceinline__ void conv_tc(const float *__restrict__ x, const float *__restrict__ w,
                                         const float *__restrict__ bias, float *__restrict__ y, int N, int C, int H,
-                                        int W, int K, int R, int S, int P, int OH, int OW) {
+                                        int W, int K, int R, int S, int P, int OH, int OW EPILOGUE_PARAMS) {
     constexpr int SA = BM + (HALF ? 4 : 8), SB = BN + (HALF ? 4 : 8);
     extern __shared__ __align__(16) float smem[];
     constexpr int STAGE = BK * SA + BK * SB;  // floats per buffer
@@ -196,19 +211,19 @@ __device__ __forceinline__ void conv_tc(const float *__restrict__ x, const float
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
                     const int k = k0 + wn + 8 * j + 2 * t4 + e;
-                    if (k < K) y[(n * K + k) * OHW + rem] = acc[i][j][2 * h + e] + bias[k];
+                    if (k < K) y[(n * K + k) * OHW + rem] = EPILOGUE(acc[i][j][2 * h + e] + bias[k], k);
                 }
         }
 }
 
 extern "C" __global__ void __launch_bounds__(256, MINB) conv_cpasync_tf32(const float *__restrict__ x, const float *__restrict__ w,
                                                                const float *__restrict__ bias, float *__restrict__ y, int N,
-                                                               int C, int H, int W, int K, int R, int S, int P, int OH, int OW) {
-    conv_tc<false>(x, w, bias, y, N, C, H, W, K, R, S, P, OH, OW);
+                                                               int C, int H, int W, int K, int R, int S, int P, int OH, int OW EPILOGUE_PARAMS) {
+    conv_tc<false>(x, w, bias, y, N, C, H, W, K, R, S, P, OH, OW EPILOGUE_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(256, MINB) conv_cpasync_fp16(const float *__restrict__ x, const float *__restrict__ w,
                                                                const float *__restrict__ bias, float *__restrict__ y, int N,
-                                                               int C, int H, int W, int K, int R, int S, int P, int OH, int OW) {
-    conv_tc<true>(x, w, bias, y, N, C, H, W, K, R, S, P, OH, OW);
+                                                               int C, int H, int W, int K, int R, int S, int P, int OH, int OW EPILOGUE_PARAMS) {
+    conv_tc<true>(x, w, bias, y, N, C, H, W, K, R, S, P, OH, OW EPILOGUE_ARGS);
 }

@@ -8,9 +8,9 @@ import (
 
 // Every kernel file compiles with NVRTC for Ampere and Hopper (no GPU needed) without a warning,
 // starts with its header comment and declares the kernels the lesson looks up; step 6 also
-// without its ReLU.
+// without its ReLU, steps 3 and 5 also with the level-2 epilogue (EPILOGUE2).
 func TestEveryFileCompiles(t *testing.T) {
-	compiletest.Check(t, compiletest.Folder{Dir: Kernels, Builds: map[string][][]string{"6_fused_atomic.cu": {{"NO_RELU"}}}, Kernels: map[string][]string{
+	compiletest.Check(t, compiletest.Folder{Dir: Kernels, Builds: map[string][][]string{"6_fused_atomic.cu": {{"NO_RELU"}}, "3_igemm.cu": {{"EPILOGUE2"}}, "5_cp_async.cu": {{"EPILOGUE2"}}}, Kernels: map[string][]string{
 		"1_direct.cu":                    {"conv_direct"},
 		"2_shared.cu":                    {"conv_shared"},
 		"3_igemm.cu":                     {"conv_igemm"},

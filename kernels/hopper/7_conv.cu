@@ -8,25 +8,50 @@
 //     a multiple of 8 with zeros: a pixel's channels are then one contiguous row, as A's K-major
 //     tile needs them. A second one (hg_conv_filters) writes the filters as B: for tap (r, s), a
 //     Cp x Kp matrix of fp16 (channel rows, filter columns, N-major as steps 1-4 read B).
-//   * A's tile for tap (r, s) and channels c0 .. c0 + 63 is then one box of a four-dimensional
-//     tensor map of the NHWC image (channel, x, y, image) at (c0, ow0 - P + s, oh0 - P + r, n): 64
-//     channels x bw columns x 128/bw rows of pixels, which lands as 128 rows of 128 bytes, the same
-//     swizzled tile as step 4's A. The padding costs nothing: TMA fills every element of the box
+//   * A's tile for tap (r, s) and channels c0 .. c0 + BK - 1 (BK = 64 by default) is then one box
+//     of a four-dimensional tensor map of the NHWC image (channel, x, y, image) at (c0, ow0 - P + s,
+//     oh0 - P + r, n): BK channels x bw columns x 128/bw rows of pixels, which lands as 128 rows of
+//     2 x BK bytes (at BK = 64, the same swizzled tile as step 4's A). The padding costs nothing: TMA fills every element of the box
 //     outside the image (negative coordinates included) with zeros. The k loop runs over taps, then
-//     over blocks of 64 channels, so a tile's k tiles are R x R x ceil(Cp / 64) boxes.
-//   * B's tile is two 64 x 64 panels of the filters' map (filter, channel, tap) per cluster block,
-//     multicast as in step 4; channels past Cp read as zeros.
+//     over blocks of BK channels, so a tile's k tiles are R x R x ceil(Cp / BK) boxes.
+//   * B's tile is BN / 128 panels of 64 filters x BK channels of the filters' map (filter, channel,
+//     tap) per cluster block, multicast as in step 4; channels past Cp read as zeros.
 // A tile of 128 pixels covers a rectangle of the output (bw columns x 128 / bw rows, bw the smallest
 // power of two from 8 to 128 that holds a row), so at 56 x 56 it is 2 rows of 64 columns, of which
 // 56 exist: 12.5% of the work is thrown away, in exchange for boxes that never straddle two rows.
-// The epilogue adds the bias and writes y in NCHW float32 straight from registers, masked.
+// The epilogue writes y in NCHW float32 straight from registers, masked: acc + bias, then (when the
+// launch asks) max(., 0) and a second per-filter bias, so a conv + ReLU + bias layer makes one pass
+// over y, not two.
 // The rest is step 4: clusters of 2 share B by multicast, persistent blocks walk the tiles, a
-// producer warpgroup and two consumers of 64 x 256, a 4-stage ring (no staging buffer here).
+// producer warpgroup and two consumers of 64 x BN, a STAGES-deep ring (no staging buffer here).
+//
+// Fitted to the layer (the "7, fitted" variant: BK and BN set per layer, the ring as deep as fits,
+// up to 16 stages). Where the time goes with the defaults (BK = 64, BN = 256) on a layer of few
+// channels and filters, KernelBench's level-1 problem 63 (x 16 x 16 x 1024 x 1024, 128 filters of
+// 3 x 3, no padding: 16.7 M output pixels): its useful work is 2 x 16.7 M x 128 x (9 x 16) = 0.62
+// TFLOP, but a k tile of 64 channels holds 16 real ones (TMA's zero fill pads the rest) and a tile
+// of 256 filters holds 128, so the tensor cores do 8x that, about 4.9 TFLOP: several ms even at
+// fp16's dense peak. y is 16 x 128 x 1022 x 1022 float32, 8.6 GB: at least 2 ms of writes at 4.1
+// TB/s, not overlapped with the products (both consumers store after their tile's last k tile).
+// The NHWC copy reads x (1.07 GB) and writes 0.54 GB of fp16: about 0.4 ms more at that bandwidth.
+// So the variant sizes BK to the channels (16: a 32-byte row, swizzled over 32 bytes; 32: over 64
+// bytes; 64 as above) and BN to the filters (128 where K <= 128, with wgmma m64n128k16): on layer 63
+// the tensor-core work falls to the useful 0.62 TFLOP and y's writes are what is left. Smaller k
+// tiles carry less work per barrier round, so the ring gets deeper (16 stages of 8 KiB there).
 // Launch: hg_conv_nhwc with grid (ceil(H*W / 32), ceil(Cp / 32), N), block (32, 8);
 // hg_conv_filters with grid (ceil(Kp / 32), ceil(Cp / 32), R x R), block (32, 8); then hg_conv with grid
-// 2 x (clusters that fit), block 384, STAGES x 48 KiB + 1 KiB of dynamic shared memory.
-// Limits: stride 1; any N, C, H, W, K, R and padding. Inputs are rounded to fp16: values beyond
-// fp16's range (65504) would overflow.
+// 2 x (clusters that fit), block 384, STAGES x 2 x (128 x BK + BK x BN) bytes (twice that with
+// SPLIT) + 1 KiB of dynamic shared memory.
+// The float32-accurate variant ("7, fitted, fp16x3 split", SPLIT below) takes each value as two fp16
+// parts and makes three products per k tile, step 5's split on this convolution; its error against
+// float64 is that of float32 sums (about 2^-22 of each product from the dropped lo x lo and lo's
+// rounding), checked at float32's tolerance.
+// The fitted variants also take strided layers (AlexNet's first: stride 4, 11 x 11, 3 channels)
+// through hg_conv_s2d and hg_conv_s2d_filters (space to depth, below): the product then runs the
+// equivalent stride-1 layer of C S S channels and ceil(R / S) x ceil(R / S) taps (48 channels and
+// 3 x 3 taps there, so k tiles of 16 waste nothing where 3 channels of 11 x 11 would waste most).
+// Limits: stride 1 (any stride for the fitted variants); any N, C, H, W, K, R and padding. Inputs
+// are rounded to fp16 (split, for SPLIT): values beyond fp16's range (65504) would overflow.
 // Needs: compute capability 9.0a (wgmma, TMA multicast, clusters and setmaxnreg: Hopper only).
 #include <cuda_fp16.h>
 
@@ -46,9 +71,11 @@ __device__ __forceinline__ u32 smem_addr(const void *p) { return (u32)__cvta_gen
 //       64 halves of K, so a 16-deep slice of K starts 32 bytes into the row (LBO is unused);
 //   N-major B (rows of N): 8 rows of K per atom, the next 8 rows SBO = 1024 bytes on; a row holds 64
 //       halves of N, and the next 64 columns of N are LBO bytes on (the next panel).
-__device__ __forceinline__ u64 smem_desc(const void *p, u32 lbo, u32 sbo) {
+// A narrower swizzle (64 or 32 bytes: modes 2 and 3) has atoms of 8 rows of its span, so the next 8
+// rows of a K-major tile of BK halves are SBO = 16 x BK bytes on.
+__device__ __forceinline__ u64 smem_desc(const void *p, u32 lbo, u32 sbo, u32 mode) {
     return (u64)((smem_addr(p) & 0x3FFFF) >> 4) | ((u64)((lbo & 0x3FFFF) >> 4) << 16) |
-           ((u64)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+           ((u64)((sbo & 0x3FFFF) >> 4) << 32) | ((u64)mode << 62);
 }
 
 // wgmma is asynchronous: fence before the first one reads registers or shared memory others wrote,
@@ -127,10 +154,59 @@ __device__ __forceinline__ void wgmma_n256(float *d, u64 descA, u64 descB, int s
         : "l"(descA), "l"(descB), "r"(scaleD));
 }
 
+// D[64 x 128] += A[64 x 16] * B[16 x 128]: A from a K-major tile, B from an N-major one (trans-b = 1).
+// scaleD 0 starts the sum (D = A B), 1 adds to it.
+__device__ __forceinline__ void wgmma_n128(float *d, u64 descA, u64 descB, int scaleD) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_IN "." WGMMA_IN "\n"
+        "{" 
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n"
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(descA), "l"(descB), "r"(scaleD));
+}
+
 
 #define BM 128
+// BN is the filters of a block's tile (256, or 128 for layers of 128 filters or fewer); BK the
+// channels of one k tile: 64 (a 128-byte row of fp16, the 128-byte swizzle), 32 (64 bytes) or 16
+// (32 bytes), picked from the layer's channels so that a small-channel layer does not multiply
+// zeros. A's tile is swizzled over its row's span (TMA and wgmma agree on the mode).
+#ifndef BN
+#ifdef SPLIT
+#define BN 128
+#else
 #define BN 256
-#define BK 64  // channels of one k tile: a 128-byte row of fp16
+#endif
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#if BN != 128 && BN != 256
+#error "BN must be 128 or 256"
+#endif
+#if BK == 64
+#define A_SWIZZLE 1  // the descriptor's 128-byte mode
+#elif BK == 32
+#define A_SWIZZLE 2  // 64-byte
+#elif BK == 16
+#define A_SWIZZLE 3  // 32-byte
+#else
+#error "BK must be 16, 32 or 64"
+#endif
 #ifndef STAGES
 #define STAGES 4
 #endif
@@ -140,10 +216,37 @@ __device__ __forceinline__ void wgmma_n256(float *d, u64 descA, u64 descB, int s
 #define A_STAGE (BM * BK)
 #define B_STAGE (BK * BN)
 #define CONSUMERS 2
+// SPLIT: float32 accuracy from the fp16 tensor cores, as step 5 does for the product. The layout
+// passes write each value twice, hi = fp16(v) and lo = fp16((v - hi) x 2^11) (scaled so that lo stays
+// a normal number): x's NHWC rows hold Cp hi channels, then Cp lo ones; the filters' rows of a tap
+// Cp hi channels, then Cp lo ones (Cp a multiple of BK here, so a box never straddles the two). A
+// stage holds A hi, A lo, B hi and B lo; each k tile's Ahi Bhi goes into fresh registers and is
+// added to the total with rounded float32 adds (the tensor core's float32 sum truncates), and
+// Ahi Blo + Alo Bhi, 2^11 larger than their share, gathers in a third accumulator scaled back at the
+// end; Alo Blo (about 2^-22 of the product) is dropped. Three accumulators of 64 x 128: BN = 128.
+#ifdef SPLIT
+#define HALVES 2
+#if BN != 128
+#error "SPLIT needs BN = 128 (three accumulators per thread)"
+#endif
+#else
+#define HALVES 1
+#endif
+#define LO_SCALE 2048.0f
+
+// D[64 x BN] += A[64 x 16] * B[16 x BN], accumulating.
+__device__ __forceinline__ void wgmma_tile(float *d, u64 descA, u64 descB) {
+#if BN == 256
+    wgmma_n256(d, descA, descB, 1);
+#else
+    wgmma_n128(d, descA, descB, 1);
+#endif
+}
 
 // xh[n][p][c] = half(x[n][c][p]) for the H*W pixels p of image n, zeros for C <= c < Cp: a 32 x 32
 // tile through shared memory, so both the reads (along pixels) and the writes (along channels)
 // coalesce.
+// (SPLIT: a row of 2 Cp, hi then lo.)
 extern "C" __global__ void hg_conv_nhwc(const float *__restrict__ x, __half *__restrict__ xh, int C, int HW, int Cp) {
     __shared__ float tile[32][33];
     const int p0 = blockIdx.x * 32, c0 = blockIdx.y * 32, n = blockIdx.z;
@@ -153,16 +256,24 @@ extern "C" __global__ void hg_conv_nhwc(const float *__restrict__ x, __half *__r
         tile[i][threadIdx.x] = (c < C && p < HW) ? img[(size_t)c * HW + p] : 0.f;
     }
     __syncthreads();
-    __half *out = xh + (size_t)n * HW * Cp;
+    const size_t row = (size_t)HALVES * Cp;
+    __half *out = xh + (size_t)n * HW * row;
     for (int i = threadIdx.y; i < 32; i += 8) {
         const int p = p0 + i, c = c0 + threadIdx.x;
-        if (p < HW && c < Cp) out[(size_t)p * Cp + c] = __float2half_rn(tile[threadIdx.x][i]);
+        if (p < HW && c < Cp) {
+            const float v = tile[threadIdx.x][i];
+            const __half hi = __float2half_rn(v);
+            out[(size_t)p * row + c] = hi;
+#ifdef SPLIT
+            out[(size_t)p * row + Cp + c] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
+        }
     }
 }
 
 // wb[tap][c][k] = half(w[k][c][tap]) for the RR = R x R taps, zeros for c >= C or k >= K (Cp and Kp
 // are C and K padded to multiples of 8): block (x, y, tap) moves a 32 x 32 (filter, channel) tile of
-// one tap through shared memory.
+// one tap through shared memory. (SPLIT: a tap's 2 Cp rows, hi then lo.)
 extern "C" __global__ void hg_conv_filters(const float *__restrict__ w, __half *__restrict__ wb, int K, int C, int RR, int Cp, int Kp) {
     __shared__ float tile[32][33];
     const int k0 = blockIdx.x * 32, c0 = blockIdx.y * 32, tap = blockIdx.z;
@@ -173,7 +284,67 @@ extern "C" __global__ void hg_conv_filters(const float *__restrict__ w, __half *
     __syncthreads();
     for (int i = threadIdx.y; i < 32; i += 8) {
         const int c = c0 + i, k = k0 + threadIdx.x;
-        if (c < Cp && k < Kp) wb[((size_t)tap * Cp + c) * Kp + k] = __float2half_rn(tile[threadIdx.x][i]);
+        if (c < Cp && k < Kp) {
+            const float v = tile[threadIdx.x][i];
+            const __half hi = __float2half_rn(v);
+            wb[((size_t)tap * HALVES * Cp + c) * Kp + k] = hi;
+#ifdef SPLIT
+            wb[((size_t)tap * HALVES * Cp + Cp + c) * Kp + k] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
+        }
+    }
+}
+
+// A layer of stride S > 1 becomes a layer of stride 1 by space to depth: with r = S r' + dy and
+// s = S s' + dx, y[n][k][oh][ow] = sum over (c, dy, dx) and the Rs x Rs taps (r', s') (Rs = ceil(R / S))
+// of w'[k][(c, dy, dx)][r'][s'] x'[n][(c, dy, dx)][oh + r'][ow + s'], where
+// x'[n][(c S + dy) S + dx][i][j] = x[n][c][S i + dy - P][S j + dx - P] (zero outside the image) and
+// w'[k][(c S + dy) S + dx][r'][s'] = w[k][c][S r' + dy][S s' + dx] (zero past R). These two passes
+// write x' in NHWC fp16 (Hs x Ws pixels of Cp channels, Cp >= C S S) and w' as hg_conv_filters
+// writes its filters (hi then lo with SPLIT); hg_conv then runs the stride-1, unpadded layer.
+// One thread per element written, channels fastest (the writes coalesce; the reads of x hit the
+// same few lines of each row). Launch: 1-D, any grid (grid-stride); total is the elements of one
+// part (N Hs Ws Cp, and Rs Rs Cp Kp).
+extern "C" __global__ void hg_conv_s2d(const float *__restrict__ x, __half *__restrict__ xh, int C, int H, int W, int S, int P,
+                                       int Hs, int Ws, int Cp, long long total) {
+    const size_t row = (size_t)HALVES * Cp;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const int cq = (int)(e % Cp);
+        const long long pix = e / Cp;  // (n, i, j)
+        const int j = (int)(pix % Ws), i = (int)((pix / Ws) % Hs);
+        const long long n = pix / ((long long)Ws * Hs);
+        float v = 0.f;
+        if (cq < C * S * S) {
+            const int c = cq / (S * S), dy = (cq / S) % S, dx = cq % S;
+            const int h = S * i + dy - P, w = S * j + dx - P;
+            if (h >= 0 && h < H && w >= 0 && w < W) v = x[((n * C + c) * H + h) * W + w];
+        }
+        const __half hi = __float2half_rn(v);
+        xh[pix * row + cq] = hi;
+#ifdef SPLIT
+        xh[pix * row + Cp + cq] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
+    }
+}
+
+// w' as hg_conv_filters lays out its filters: wb[tap'][c'][k], tap' = r' Rs + s'.
+extern "C" __global__ void hg_conv_s2d_filters(const float *__restrict__ w, __half *__restrict__ wb, int K, int C, int R, int S, int Rs,
+                                               int Cp, int Kp, long long total) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const int k = (int)(e % Kp);
+        const long long rest = e / Kp;
+        const int cq = (int)(rest % Cp), tap = (int)(rest / Cp);
+        float v = 0.f;
+        if (k < K && cq < C * S * S) {
+            const int c = cq / (S * S), dy = (cq / S) % S, dx = cq % S;
+            const int r = S * (tap / Rs) + dy, s = S * (tap % Rs) + dx;
+            if (r < R && s < R) v = w[(((size_t)k * C + c) * R + r) * R + s];
+        }
+        const __half hi = __float2half_rn(v);
+        wb[((size_t)tap * HALVES * Cp + cq) * Kp + k] = hi;
+#ifdef SPLIT
+        wb[((size_t)tap * HALVES * Cp + Cp + cq) * Kp + k] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+#endif
     }
 }
 
@@ -228,12 +399,21 @@ __device__ __forceinline__ PixelTile pixel_tile(int m, int tilesW, int tilesH, i
     return t;
 }
 
-// Writes a consumer's 64 x 256 float32 tile (rows: pixels of the tile from row0 on; columns:
-// filters col0 ..) plus the bias into y (N, K, OH, OW), masking pixels and filters past the edge.
+// Writes a consumer's 64 x BN float32 tile (rows: pixels of the tile from row0 on; columns:
+// filters col0 ..) into y (N, K, OH, OW) through the epilogue, masking pixels and filters past the
+// edge: v = acc + bias[k], then max(v, 0) when relu is set, then + bias2[k] when bias2 is not null
+// (KernelBench's level-2 conv + ReLU + bias in one pass over y).
 // Thread t of warp w holds rows 16w + t/4 and +8, columns 8j + 2(t%4) and +1 (d[4j .. 4j+3]): the 8
 // threads of a column pair hold 8 consecutive pixels of a row, so each store instruction writes
 // 32-byte runs of y, whole sectors.
-__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float *__restrict__ bias, PixelTile t,
+__device__ __forceinline__ float epilogue(float acc, int k, const float *__restrict__ bias, const float *__restrict__ bias2, int relu) {
+    float v = acc + bias[k];
+    if (relu) v = fmaxf(v, 0.f);
+    if (bias2 != nullptr) v += bias2[k];
+    return v;
+}
+__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float *__restrict__ bias,
+                                           const float *__restrict__ bias2, int relu, PixelTile t,
                                            int row0, int col0, int bwLog2, int N, int K, int OH, int OW) {
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)OH * OW;
@@ -244,23 +424,25 @@ __device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y
         if (t.n >= N || oh >= OH || ow >= OW) continue;
         float *out = y + (size_t)t.n * K * plane + (size_t)oh * OW + ow;
 #pragma unroll
-        for (int j = 0; j < 32; j++) {
+        for (int j = 0; j < BN / 8; j++) {
             const int k = col0 + 8 * j + 2 * (lane % 4);
-            if (k < K) out[k * plane] = d[4 * j + 2 * h] + bias[k];
-            if (k + 1 < K) out[(k + 1) * plane] = d[4 * j + 2 * h + 1] + bias[k + 1];
+            if (k < K) out[k * plane] = epilogue(d[4 * j + 2 * h], k, bias, bias2, relu);
+            if (k + 1 < K) out[(k + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], k + 1, bias, bias2, relu);
         }
     }
 }
 
-// The layer: x's NHWC map (channel, x, y, image; boxes of 64 x bw x 128/bw x 1), the filters' map
-// (filter, channel, tap; boxes of 64 x 64 x 1), bias and y (N, K, OH, OW) in float32. cblocks is
-// ceil(Cp / 64); bwLog2 the tile's width; tilesW and tilesH how many tiles cover a row and a column.
+// The layer: x's NHWC map (channel, x, y, image; boxes of BK x bw x 128/bw x 1), the filters' map
+// (filter, channel, tap; boxes of 64 x BK x 1), bias and y (N, K, OH, OW) in float32. cblocks is
+// ceil(Cp / BK); bwLog2 the tile's width; tilesW and tilesH how many tiles cover a row and a column;
+// bias2 (null for none) and relu the epilogue's (store_nchw).
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CONSUMERS + 1), 1)
     hg_conv(const __grid_constant__ TensorMap mapX, const __grid_constant__ TensorMap mapW, const float *__restrict__ bias,
-            float *__restrict__ y, int N, int K, int OH, int OW, int R, int P, int cblocks, int bwLog2, int tilesW, int tilesH) {
+            float *__restrict__ y, int N, int K, int OH, int OW, int R, int P, int cblocks, int bwLog2, int tilesW, int tilesH,
+            const float *__restrict__ bias2, int relu) {
     extern __shared__ unsigned char smem_raw[];
     elem *sA = (elem *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
-    elem *sB = sA + STAGES * A_STAGE;
+    elem *sB = sA + STAGES * HALVES * A_STAGE;  // stage st: A at sA + st HALVES A_STAGE, B likewise
     __shared__ __align__(8) u64 full[STAGES], empty[STAGES];
     const int wg = threadIdx.x / 128;
     const u32 rank = cluster_rank(), peer = rank ^ 1;
@@ -290,10 +472,13 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
                 for (int t = 0; t < tiles; t++, g++) {
                     const int st = g % STAGES;
                     if (g >= STAGES) mbar_wait(&empty[st], (g / STAGES - 1) & 1);
-                    mbar_expect_tx(&full[st], (A_STAGE + B_STAGE) * sizeof(elem));
-                    tma_load_4d(sA + st * A_STAGE, &mapX, cb * BK, pt.ow0 - P + s, pt.oh0 - P + r, pt.n, &full[st]);
-                    for (int p = 2 * rank; p < 2 * rank + 2; p++)
-                        tma_load_3d_multicast(sB + st * B_STAGE + p * BK * 64, &mapW, col0 + 64 * p, cb * BK, r * R + s, &full[st], 3);
+                    mbar_expect_tx(&full[st], HALVES * (A_STAGE + B_STAGE) * sizeof(elem));
+                    for (int h = 0; h < HALVES; h++) {  // hi, then (SPLIT) lo: cblocks x BK channels on
+                        const int c = (h * cblocks + cb) * BK;
+                        tma_load_4d(sA + (st * HALVES + h) * A_STAGE, &mapX, c, pt.ow0 - P + s, pt.oh0 - P + r, pt.n, &full[st]);
+                        for (int p = (BN / 128) * rank; p < (BN / 128) * (rank + 1); p++)  // this block's panels of 64
+                            tma_load_3d_multicast(sB + (st * HALVES + h) * B_STAGE + p * BK * 64, &mapW, col0 + 64 * p, c, r * R + s, &full[st], 3);
+                    }
                     if (++cb == cblocks) {
                         cb = 0;
                         if (++s == R) s = 0, r++;
@@ -305,22 +490,54 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
         const int half = wg - 1;
         int g = 0;
-        float d[128];
+        float d[BN / 2];
+#ifdef SPLIT
+        float tmp[BN / 2], corr[BN / 2];
+#endif
         for (int i = cluster; i < supers; i += clusters) {
             int sr, sc;
             super_tile(i, rows, cols, &sr, &sc);
             const PixelTile pt = pixel_tile(2 * sr + rank, tilesW, tilesH, bwLog2);
             const int col0 = sc * BN;
 #pragma unroll
-            for (int j = 0; j < 128; j++) d[j] = 0.f;
+            for (int j = 0; j < BN / 2; j++) d[j] = 0.f;
+#ifdef SPLIT
+#pragma unroll
+            for (int j = 0; j < BN / 2; j++) corr[j] = 0.f;
+            for (int t = 0; t < tiles; t++, g++) {
+                const int st = g % STAGES;
+                const elem *ahi = sA + st * 2 * A_STAGE + half * 64 * BK, *alo = ahi + A_STAGE;
+                const elem *bhi = sB + st * 2 * B_STAGE, *blo = bhi + B_STAGE;
+                mbar_wait(&full[st], (g / STAGES) & 1);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; kk++)  // this k tile's Ahi Bhi, in fresh registers
+                    wgmma_n128(tmp, smem_desc(ahi + 16 * kk, 16, 16 * BK, A_SWIZZLE), smem_desc(bhi + 16 * kk * 64, BK * 128, 1024, 1), kk > 0);
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; kk++) {  // the corrections, summed over the whole k loop
+                    wgmma_n128(corr, smem_desc(ahi + 16 * kk, 16, 16 * BK, A_SWIZZLE), smem_desc(blo + 16 * kk * 64, BK * 128, 1024, 1), 1);
+                    wgmma_n128(corr, smem_desc(alo + 16 * kk, 16, 16 * BK, A_SWIZZLE), smem_desc(bhi + 16 * kk * 64, BK * 128, 1024, 1), 1);
+                }
+                wgmma_commit();
+                wgmma_wait<0>();
+                if (threadIdx.x % 32 == 0) {
+                    mbar_arrive(&empty[st]);
+                    mbar_arrive_cluster(&empty[st], peer);
+                }
+#pragma unroll
+                for (int j = 0; j < BN / 2; j++) d[j] += tmp[j];  // rounded float32 adds
+            }
+#pragma unroll
+            for (int j = 0; j < BN / 2; j++) d[j] += corr[j] * (1.0f / LO_SCALE);
+#else
             for (int t = 0; t < tiles; t++, g++) {
                 const int st = g % STAGES;
                 mbar_wait(&full[st], (g / STAGES) & 1);
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; kk++)
-                    wgmma_n256(d, smem_desc(sA + st * A_STAGE + half * 64 * BK + 16 * kk, 16, 1024),
-                               smem_desc(sB + st * B_STAGE + 16 * kk * 64, BK * 128, 1024), 1);
+                    wgmma_tile(d, smem_desc(sA + st * A_STAGE + half * 64 * BK + 16 * kk, 16, 16 * BK, A_SWIZZLE),
+                               smem_desc(sB + st * B_STAGE + 16 * kk * 64, BK * 128, 1024, 1));
                 wgmma_commit();
                 wgmma_wait<1>();
                 if (t > 0 && threadIdx.x % 32 == 0) {
@@ -335,7 +552,8 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
                 mbar_arrive(&empty[last]);
                 mbar_arrive_cluster(&empty[last], peer);
             }
-            store_nchw(d, y, bias, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
+#endif
+            store_nchw(d, y, bias, bias2, relu, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
         }
     }
     cluster_sync();

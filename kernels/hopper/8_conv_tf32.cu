@@ -207,12 +207,17 @@ __device__ __forceinline__ PixelTile pixel_tile(int m, int tilesW, int tilesH, i
     return t;
 }
 
-// Writes a consumer's 64 x 256 float32 tile (rows: pixels of the tile from row0 on; columns:
-// filters col0 ..) plus the bias into y (N, K, OH, OW), masking pixels and filters past the edge.
-// Thread t of warp w holds rows 16w + t/4 and +8, columns 8j + 2(t%4) and +1 (d[4j .. 4j+3]): the 8
-// threads of a column pair hold 8 consecutive pixels of a row, so each store instruction writes
-// 32-byte runs of y, whole sectors.
-__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float *__restrict__ bias, PixelTile t,
+// Writes a consumer's 64 x 256 float32 tile into y (N, K, OH, OW) through step 7's epilogue
+// (acc + bias[k], then max(v, 0) when relu is set, then + bias2[k] when bias2 is not null), masked,
+// from the same fragment layout as step 7.
+__device__ __forceinline__ float epilogue(float acc, int k, const float *__restrict__ bias, const float *__restrict__ bias2, int relu) {
+    float v = acc + bias[k];
+    if (relu) v = fmaxf(v, 0.f);
+    if (bias2 != nullptr) v += bias2[k];
+    return v;
+}
+__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float *__restrict__ bias,
+                                           const float *__restrict__ bias2, int relu, PixelTile t,
                                            int row0, int col0, int bwLog2, int N, int K, int OH, int OW) {
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
     const size_t plane = (size_t)OH * OW;
@@ -225,8 +230,8 @@ __device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y
 #pragma unroll
         for (int j = 0; j < 32; j++) {
             const int k = col0 + 8 * j + 2 * (lane % 4);
-            if (k < K) out[k * plane] = d[4 * j + 2 * h] + bias[k];
-            if (k + 1 < K) out[(k + 1) * plane] = d[4 * j + 2 * h + 1] + bias[k + 1];
+            if (k < K) out[k * plane] = epilogue(d[4 * j + 2 * h], k, bias, bias2, relu);
+            if (k + 1 < K) out[(k + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], k + 1, bias, bias2, relu);
         }
     }
 }
@@ -236,7 +241,8 @@ __device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y
 // ceil(Cp / 32); bwLog2 the tile's width; tilesW and tilesH how many tiles cover a row and a column.
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CONSUMERS + 1), 1)
     hg_conv_tf32(const __grid_constant__ TensorMap mapX, const __grid_constant__ TensorMap mapW, const float *__restrict__ bias,
-            float *__restrict__ y, int N, int K, int OH, int OW, int R, int P, int cblocks, int bwLog2, int tilesW, int tilesH) {
+            float *__restrict__ y, int N, int K, int OH, int OW, int R, int P, int cblocks, int bwLog2, int tilesW, int tilesH,
+            const float *__restrict__ bias2, int relu) {
     extern __shared__ unsigned char smem_raw[];
     float *sA = (float *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
     float *sB = sA + STAGES * A_STAGE;
@@ -313,7 +319,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
                 mbar_arrive(&empty[last]);
                 mbar_arrive_cluster(&empty[last], peer);
             }
-            store_nchw(d, y, bias, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
+            store_nchw(d, y, bias, bias2, relu, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
         }
     }
     cluster_sync();

@@ -22,7 +22,26 @@ type Problem struct {
 	x, w, b *gpu.Buffer[float32]
 	y, pool *gpu.Buffer[float32]
 	refs    map[string][]float64 // float64 references of the sampled outputs, by output and ReLU
+	// relu and bias2 are the epilogue after the conv's bias (SetEpilogue).
+	relu  bool
+	bias2 *gpu.Buffer[float32]
 }
+
+// SetEpilogue makes the steps built after it write y = max(conv + bias, 0) + bias2[k] (relu set;
+// bias2 per filter, nil for none) instead of conv + bias, through their files' EPILOGUE2 build:
+// KernelBench's level-2 conv + ReLU + bias in one pass over y. Only steps marked Epilogue take it;
+// Check compares with the plain conv's reference, so it refuses a problem with an epilogue (its
+// caller checks y against its own reference).
+func (p *Problem) SetEpilogue(relu bool, bias2 *gpu.Buffer[float32]) error {
+	if bias2 != nil && bias2.Len() < p.Shape.K {
+		return fmt.Errorf("conv %v: the second bias has %d values, the layer %d filters", p.Shape, bias2.Len(), p.Shape.K)
+	}
+	p.relu, p.bias2 = relu, bias2
+	return nil
+}
+
+// epilogue reports whether the problem has an epilogue after the conv's bias.
+func (p *Problem) epilogue() bool { return p.relu || p.bias2 != nil }
 
 // NewProblem uploads fresh inputs for shape s; checked > 0 compares that many random outputs
 // (the article's layer has 29M conv outputs of 363 taps each), 0 every output.
@@ -89,6 +108,17 @@ func (p *Problem) Args(st Step, l Launch) ([]any, error) {
 	for _, v := range l.Extra {
 		args = append(args, v)
 	}
+	if p.epilogue() { // EPILOGUE2's bias2 and relu
+		var bias2 any = uintptr(0)
+		if p.bias2 != nil {
+			bias2 = p.bias2
+		}
+		relu := int32(0)
+		if p.relu {
+			relu = 1
+		}
+		args = append(args, bias2, relu)
+	}
 	return args, nil
 }
 
@@ -103,7 +133,14 @@ func (p *Problem) Build(st Step, code string) (*lab.Program, Launch, error) {
 	if err != nil {
 		return nil, l, err
 	}
-	prog, err := p.env.BuildWith(src, compileOpts(st), l.Kernel)
+	opts := compileOpts(st)
+	if p.epilogue() {
+		if !st.Epilogue || st.Fused {
+			return nil, l, fmt.Errorf("conv %s: the problem has a ReLU or a second bias after the conv, and this step has no EPILOGUE2 build (steps 3 and 5 have)", st.Name)
+		}
+		opts.Defines = append(append([]string{}, opts.Defines...), "EPILOGUE2")
+	}
+	prog, err := p.env.BuildWith(src, opts, l.Kernel)
 	return prog, l, err
 }
 
@@ -195,6 +232,9 @@ func (p *Problem) Check(st Step, code string) (check.Result, Launch, error) {
 
 // CheckRun is Check with a launch function of the caller's.
 func (p *Problem) CheckRun(st Step, run func() error, l Launch) (check.Result, Launch, error) {
+	if p.epilogue() {
+		return check.Result{}, l, fmt.Errorf("conv %s on %v: the problem has a ReLU or a second bias in its epilogue; the reference is the plain conv", st.Name, p.Shape)
+	}
 	o, err := p.out(st)
 	if err != nil {
 		return check.Result{}, l, err

@@ -4,9 +4,12 @@ package conv
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/check"
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 )
@@ -186,4 +189,101 @@ func TestReports(t *testing.T) {
 // time) and records each as refused.
 func TestRunEmulatedT4(t *testing.T) {
 	labtest.RunEmulated(t, Lesson, "t4")
+}
+
+// The level-2 epilogue (EPILOGUE2: a ReLU, then a second per-filter bias) of every step that has
+// it matches max(conv + bias, 0) + bias2 in float64 on every output, NaN-poisoned first, at the
+// step's tolerance; a step without the build refuses the problem, as do the plain checks.
+func TestEpilogue(t *testing.T) {
+	env := labtest.Open(t)
+	for i, s := range []Shape{{N: 2, C: 64, H: 14, W: 15, K: 130, R: 3, S: 1, P: 0}, {N: 2, C: 3, H: 37, W: 41, K: 96, R: 11, S: 4, P: 2}} {
+		checkEpilogue(t, env, s, uint64(300+i))
+	}
+}
+
+// checkEpilogue runs every step with an EPILOGUE2 build on layer s with a ReLU and a second bias.
+func checkEpilogue(t *testing.T, env *lab.Env, s Shape, seed uint64) {
+	t.Helper()
+	p, err := NewProblem(env, s, seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	bias2 := make([]float32, s.K)
+	for k := range bias2 {
+		bias2[k] = float32(k%7)/4 - 0.75
+	}
+	b2, err := gpu.Upload(env.Session, bias2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Free()
+	if err := p.SetEpilogue(true, b2); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, s.YLen())
+	clipped := 0
+	oh, ow := s.OH(), s.OW()
+	for n := 0; n < s.N; n++ {
+		for k := 0; k < s.K; k++ {
+			for j := 0; j < oh*ow; j++ {
+				v := ConvAt(s, p.In, n, k, j/ow, j%ow)
+				if v < 0 {
+					clipped++
+				}
+				want[(n*s.K+k)*oh*ow+j] = math.Max(v, 0) + float64(bias2[k])
+			}
+		}
+	}
+	if clipped == 0 || clipped == len(want) {
+		t.Fatalf("%v: the ReLU clips %d of %d outputs; the test needs both kinds", s, clipped, len(want))
+	}
+	y, err := p.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, st := range Steps {
+		if _, err := st.PlanFor(s, env.Session.Device); err != nil {
+			continue
+		}
+		run, _, _, err := p.Launcher(st, "")
+		if !st.Epilogue || st.Fused {
+			if err == nil || !strings.Contains(err.Error(), "EPILOGUE2") {
+				t.Errorf("%s has no EPILOGUE2 build and took the problem: %v", st.Name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s on %v: %v", st.Name, s, err)
+			continue
+		}
+		if _, _, err := p.CheckRun(st, run, Launch{}); err == nil || !strings.Contains(err.Error(), "epilogue") {
+			t.Errorf("%s: the plain check took a problem with an epilogue: %v", st.Name, err)
+		}
+		if err := y.Poison(); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Session.Synchronize(); err != nil {
+			t.Fatalf("%s: %v", st.Name, err)
+		}
+		h, err := y.ToHost()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float64, len(h))
+		for i, v := range h {
+			got[i] = float64(v)
+		}
+		if res := check.Compare(got, want, st.Tol); !res.OK {
+			t.Errorf("%s on %v with ReLU and a second bias: %v", st.Name, s, res.Err())
+		}
+		ran++
+	}
+	if ran == 0 {
+		t.Errorf("%v: no step ran the epilogue", s)
+	}
 }

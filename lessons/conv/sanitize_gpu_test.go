@@ -26,7 +26,7 @@ var sanitizeShapes = []Shape{
 // TestSanitize launches every kernel of kernels/conv for the compute-sanitizer pass (cmd/sanitize
 // runs it under memcheck, racecheck and synccheck): every step and variant (defines, TF32 and FP16,
 // 2 and 3 cp.async buffers, the fused steps) on each of sanitizeShapes, step 6 without its ReLU (its
-// check must fail), and both exercises' solutions through the exercises' own checks, untimed. The layers are small and
+// check must fail), steps 3 and 5 with the level-2 epilogue (EPILOGUE2), and both exercises' solutions through the exercises' own checks, untimed. The layers are small and
 // awkward (partial pixel, channel, tap and pool tiles, padding at every border) so that a launch
 // under racecheck stays short while it still reaches the kernels' edges; every output is compared
 // with the float64 reference on a NaN-poisoned output, and a plan that refuses a layer is an error.
@@ -38,6 +38,7 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 	checkNoReLUFails(t, env, sanitizeShapes[0], 201)
+	checkEpilogue(t, env, sanitizeShapes[0], 210) // steps 3 and 5 in their EPILOGUE2 builds
 
 	timed := exTimed
 	exTimed = false // the checks would also time the solutions at the article's size

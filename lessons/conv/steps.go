@@ -49,9 +49,12 @@ type Step struct {
 	Fused   bool     // writes the pooled output of conv + bias + ReLU + max pool
 	Zero    bool     // the output must be zeroed before the launch (the atomicMax step)
 	Defines []string // compile flags (-D) of this variant
-	Tol     check.Tolerance
-	Idea    string
-	Plan    func(s Shape, d gpu.DeviceInfo) (Launch, error)
+	// Epilogue marks a step whose file has the EPILOGUE2 build (a ReLU and a second bias after
+	// the conv's bias, Problem.SetEpilogue).
+	Epilogue bool
+	Tol      check.Tolerance
+	Idea     string
+	Plan     func(s Shape, d gpu.DeviceInfo) (Launch, error)
 }
 
 func gemmGrid(s Shape, kernel string, shared int) Launch {
@@ -159,7 +162,7 @@ var Steps = []Step{
 			}
 			return Launch{Kernel: "conv_shared", Config: gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(s.OW(), 16), Y: gpu.CeilDiv(s.OH(), 16), Z: z}, Block: gpu.D2(16, 16), SharedBytes: shared}}, nil
 		}},
-	{Name: "3 implicit GEMM", File: "3_igemm.cu", Kernel: "conv_igemm", DType: F32, Tol: Tol(F32),
+	{Name: "3 implicit GEMM", File: "3_igemm.cu", Kernel: "conv_igemm", DType: F32, Tol: Tol(F32), Epilogue: true,
 		Idea: "the conv as a 128 x 96 register-tiled matrix product, im2col gathered tile by tile through a tap table",
 		Plan: func(s Shape, d gpu.DeviceInfo) (Launch, error) {
 			if err := checkTaps("3 implicit GEMM", s); err != nil {
@@ -171,13 +174,13 @@ var Steps = []Step{
 		Idea: "mma.sync m16n8k8 on TF32-rounded inputs, float32 sums", Plan: tcPlan("4 tensor cores TF32", "conv_tc_tf32", TF32, 1)},
 	{Name: "4 tensor cores FP16", File: "4_tensor_core.cu", Kernel: "conv_tc_fp16", DType: FP16, Tol: Tol(FP16),
 		Idea: "mma.sync m16n8k16 on half-rounded inputs (the article's format), float32 sums", Plan: tcPlan("4 tensor cores FP16", "conv_tc_fp16", FP16, 1)},
-	{Name: "5 cp.async TF32, 2 buffers", File: "5_cp_async.cu", Kernel: "conv_cpasync_tf32", DType: TF32, Tol: Tol(TF32), Defines: []string{"STAGES=2"},
+	{Name: "5 cp.async TF32, 2 buffers", File: "5_cp_async.cu", Kernel: "conv_cpasync_tf32", DType: TF32, Tol: Tol(TF32), Epilogue: true, Defines: []string{"STAGES=2"},
 		Idea: "the classic double buffer: cp.async (zero-fill for the padding) fills one buffer while the other is multiplied",
 		Plan: tcPlan("5 cp.async TF32, 2 buffers", "conv_cpasync_tf32", TF32, 2)},
-	{Name: "5 cp.async TF32", File: "5_cp_async.cu", Kernel: "conv_cpasync_tf32", DType: TF32, Tol: Tol(TF32),
+	{Name: "5 cp.async TF32", File: "5_cp_async.cu", Kernel: "conv_cpasync_tf32", DType: TF32, Tol: Tol(TF32), Epilogue: true,
 		Idea: "a ring of three cp.async buffers: two tiles in flight while one is multiplied",
 		Plan: tcPlan("5 cp.async TF32", "conv_cpasync_tf32", TF32, Stages)},
-	{Name: "5 cp.async FP16", File: "5_cp_async.cu", Kernel: "conv_cpasync_fp16", DType: FP16, Tol: Tol(FP16),
+	{Name: "5 cp.async FP16", File: "5_cp_async.cu", Kernel: "conv_cpasync_fp16", DType: FP16, Tol: Tol(FP16), Epilogue: true,
 		Idea: "step 5 with half inputs", Plan: tcPlan("5 cp.async FP16", "conv_cpasync_fp16", FP16, Stages)},
 	{Name: "6 fused atomicMax", File: "6_fused_atomic.cu", Kernel: "conv_pool_atomic", DType: TF32, Tol: Tol(TF32), Fused: true, Zero: true,
 		Idea: "step 5 + bias + ReLU + pool in the epilogue by integer atomicMax on the float bits (valid because ReLU >= 0)",

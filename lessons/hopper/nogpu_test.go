@@ -2,6 +2,7 @@ package hopper
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,6 +192,53 @@ func TestConvPlans(t *testing.T) {
 	if pl, err := ConvTF32.PlanConv(odd, d); err != nil || pl.Cp != 4 || pl.Kp != 5 {
 		t.Errorf("TF32 on %v: %+v %v", odd, pl, err)
 	}
+	// The fitted step: the deep layer as step 7 takes it; KernelBench's problem 63 (16 channels, 128
+	// filters) with k tiles of 16 and n tiles of 128, a ring of MaxFitStages; the k tile that pads
+	// the channels least.
+	if pl, err := ConvFitted.PlanConv(conv.Deep, d); err != nil || pl.BK != 64 || pl.BN != 256 || pl.Stages != 4 || pl.CBlocks != 4 || pl.Config.SharedBytes != ConvFP16.SharedBytes(d) {
+		t.Errorf("fitted on the deep layer: %+v %v", pl, err)
+	}
+	l63 := conv.Shape{N: 16, C: 16, H: 1024, W: 1024, K: 128, R: 3, S: 1, P: 0}
+	if pl, err := ConvFitted.PlanConv(l63, d); err != nil || pl.BK != 16 || pl.BN != 128 || pl.Stages != MaxFitStages || pl.CBlocks != 1 ||
+		pl.BW != 128 || pl.TilesW != 8 || pl.Config.SharedBytes != MaxFitStages*2*(128*16+16*128)+1024 {
+		t.Errorf("fitted on %v: %+v %v", l63, pl, err)
+	}
+	for _, c := range []struct{ c, bk, blocks int }{{3, 16, 1}, {20, 32, 1}, {48, 16, 3}, {64, 64, 1}, {96, 32, 3}, {130, 16, 9}, {256, 64, 4}} {
+		s := conv.Shape{N: 1, C: c.c, H: 8, W: 8, K: 300, R: 3, S: 1, P: 1}
+		pl, err := ConvFitted.PlanConv(s, d)
+		if err != nil || pl.BK != c.bk || pl.CBlocks != c.blocks || pl.BN != 128 || pl.Config.SharedBytes > d.MaxSharedPerBlockOptin-fitStatic {
+			t.Errorf("fitted on %d channels: %+v %v", c.c, pl, err)
+		}
+	}
+	// The split: n tiles of 128 always, hi and lo each a whole number of k tiles, stages twice as
+	// large, copies twice step 7's.
+	if pl, err := ConvSplit.PlanConv(l63, d); err != nil || pl.BK != 16 || pl.BN != 128 || pl.Cp != 16 || pl.Stages != 14 || pl.Config.SharedBytes != 14*16384+1024 {
+		t.Errorf("split on %v: %+v %v", l63, pl, err)
+	}
+	if pl, err := ConvSplit.PlanConv(conv.Deep, d); err != nil || pl.BK != 64 || pl.BN != 128 || pl.Stages != 3 || pl.CBlocks != 4 {
+		t.Errorf("split on the deep layer: %+v %v", pl, err)
+	}
+	c20 := conv.Shape{N: 1, C: 20, H: 5, W: 130, K: 300, R: 3, S: 1, P: 1}
+	sp, err := ConvSplit.PlanConv(c20, d)
+	fp, err2 := ConvFitted.PlanConv(c20, d)
+	if err != nil || err2 != nil || sp.BK != 32 || sp.Cp != 32 || sp.CBlocks != 1 || fp.Cp != 24 ||
+		sp.CopyBytes(ConvSplit, c20) != 2*2*(5*130*32+9*32*304) || fp.CopyBytes(ConvFitted, c20) != 2*(5*130*24+9*24*304) {
+		t.Errorf("split and fitted on %v: %+v %v / %+v %v", c20, sp, err, fp, err2)
+	}
+	// AlexNet's first layer by space to depth: 48 channels of 3 x 3 taps over 57 x 57 pixels, its
+	// 55 x 55 output in tiles of 64 x 2; stride 1 is itself.
+	if pl, err := ConvFitted.PlanConv(conv.AlexNet, d); err != nil || pl.Inner != (conv.Shape{N: 100, C: 48, H: 57, W: 57, K: 96, R: 3, S: 1, P: 0}) ||
+		pl.Inner.OH() != conv.AlexNet.OH() || pl.BK != 16 || pl.CBlocks != 3 || pl.BN != 128 || pl.BW != 64 || pl.TilesH != 28 {
+		t.Errorf("fitted on AlexNet's layer: %+v %v", pl, err)
+	}
+	if got := SpaceToDepth(conv.Deep); got != conv.Deep {
+		t.Errorf("space to depth of a stride-1 layer: %v", got)
+	}
+	for _, s := range []conv.Shape{conv.AlexNet, {N: 1, C: 5, H: 16, W: 18, K: 130, R: 3, S: 2, P: 1}, {N: 2, C: 16, H: 15, W: 17, K: 8, R: 5, S: 3, P: 0}} {
+		if in := SpaceToDepth(s); in.OH() != s.OH() || in.OW() != s.OW() || in.Validate() != nil || in.R*s.S < s.R {
+			t.Errorf("space to depth of %v: %v, output %dx%d", s, in, in.OH(), in.OW())
+		}
+	}
 	strided := conv.AlexNet
 	if _, err := ConvFP16.PlanConv(strided, d); err == nil || !strings.Contains(err.Error(), "stride 4") {
 		t.Errorf("a strided layer: %v", err)
@@ -198,5 +246,49 @@ func TestConvPlans(t *testing.T) {
 	a100, _ := gpu.LookupProfile("a100-80")
 	if _, err := ConvTF32.PlanConv(conv.Deep, a100.Device()); err == nil || !strings.Contains(err.Error(), "9.0") {
 		t.Errorf("an A100: %v", err)
+	}
+}
+
+// Space to depth on the CPU, with the index arithmetic of hg_conv_s2d and hg_conv_s2d_filters: the
+// stride-1 layer over x' and w' gives the strided layer's every output (float64 sums of the same
+// products, so equal to rounding).
+func TestSpaceToDepthIsTheLayer(t *testing.T) {
+	for i, s := range []conv.Shape{{N: 2, C: 3, H: 39, W: 35, K: 4, R: 11, S: 4, P: 2}, {N: 1, C: 5, H: 16, W: 18, K: 3, R: 3, S: 2, P: 1},
+		{N: 2, C: 2, H: 15, W: 17, K: 2, R: 5, S: 3, P: 0}} {
+		in := conv.NewInputs(s, uint64(40+i))
+		ss := SpaceToDepth(s)
+		xs := make([]float32, ss.XLen())
+		for e := range xs { // hg_conv_s2d, with Cp = C S S
+			cq, pix := e%ss.C, e/ss.C
+			j, row, n := pix%ss.W, (pix/ss.W)%ss.H, pix/(ss.W*ss.H)
+			c, dy, dx := cq/(s.S*s.S), (cq/s.S)%s.S, cq%s.S
+			h, w := s.S*row+dy-s.P, s.S*j+dx-s.P
+			if h >= 0 && h < s.H && w >= 0 && w < s.W {
+				xs[((n*ss.C+cq)*ss.H+row)*ss.W+j] = in.X[((n*s.C+c)*s.H+h)*s.W+w] // NCHW for ConvAt
+			}
+		}
+		ws := make([]float32, ss.WLen())
+		for e := range ws { // hg_conv_s2d_filters, with Kp = K
+			k, rest := e%s.K, e/s.K
+			cq, tap := rest%ss.C, rest/ss.C
+			c, dy, dx := cq/(s.S*s.S), (cq/s.S)%s.S, cq%s.S
+			r, q := s.S*(tap/ss.R)+dy, s.S*(tap%ss.R)+dx
+			if r < s.R && q < s.R {
+				ws[((k*ss.C+cq)*ss.R+tap/ss.R)*ss.R+tap%ss.R] = in.W[((k*s.C+c)*s.R+r)*s.R+q]
+			}
+		}
+		inner := conv.Inputs{X: xs, W: ws, B: in.B}
+		for n := 0; n < s.N; n++ {
+			for k := 0; k < s.K; k++ {
+				for y := 0; y < s.OH(); y++ {
+					for x := 0; x < s.OW(); x++ {
+						want, got := conv.ConvAt(s, in, n, k, y, x), conv.ConvAt(ss, inner, n, k, y, x)
+						if math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+							t.Fatalf("%v at (%d, %d, %d, %d): %g through space to depth, %g", s, n, k, y, x, got, want)
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -102,7 +102,7 @@ func unbuildable(err error) bool {
 // walkOrder is the order Walk compares each step with the one before it: the 16-bit ladder, the
 // float32-in products and the convolutions, each built on the ladder's pipeline, then the variants.
 func walkOrder() []Step {
-	return append(append(append(append([]Step{}, Steps...), Accurate...), Convs...), Variants...)
+	return append(append(append(append(append([]Step{}, Steps...), Accurate...), Convs...), Variants...), ConvVariants...)
 }
 
 // Walk shows one step: its source with line numbers, its compile report (the recorded one, or
@@ -423,11 +423,11 @@ func Limits(env *lab.Env) error {
 	for _, s := range layers {
 		ct.Header = append(ct.Header, s.Short())
 	}
-	for _, st := range Convs {
+	for _, st := range AllConvs() {
 		row := []string{st.Name}
 		for _, s := range layers {
 			pl, err := st.PlanConv(s, d)
-			row = append(row, planCell(st, err, fmt.Sprintf("takes it: tiles of %d x %d pixels, %d k tiles each", pl.BW, ConvPixels/max(1, pl.BW), s.R*s.R*pl.CBlocks)))
+			row = append(row, planCell(st, err, fmt.Sprintf("takes it: tiles of %d x %d pixels, %d k tiles each", pl.BW, ConvPixels/max(1, pl.BW), pl.Inner.R*pl.Inner.R*pl.CBlocks)))
 		}
 		ct.Rows = append(ct.Rows, row)
 	}

@@ -354,7 +354,7 @@ func addConv(env *lab.Env, run *record.Run, hopper bool, checked int) error {
 		rec.Kind = "baseline"
 		run.Add(rec)
 	}
-	for _, st := range Convs {
+	for _, st := range AllConvs() {
 		if !hopper {
 			break
 		}

@@ -3,8 +3,11 @@
 package hopper
 
 import (
+	"math"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/gpu"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	kh "github.com/cudalessons/cudalessons/kernels/hopper"
 	"github.com/cudalessons/cudalessons/lessons/conv"
@@ -76,12 +79,71 @@ func TestSanitize(t *testing.T) {
 	}
 	for _, clusters := range []int{0, 1} {
 		cp.clusters = clusters
-		for _, st := range Convs {
+		for _, st := range AllConvs() {
 			if res, err := cp.CheckConv(st, ""); err != nil || !res.OK {
 				t.Errorf("%s on %v with %d clusters (0: all): %v %v", st.Name, sanitizeConv, clusters, err, res.Err())
 			}
 		}
 	}
 	cp.Free()
+	// The fused epilogue (ReLU and a second bias) on a small layer of 16 channels and 128 filters:
+	// the fitted step's k tiles of 16 (A swizzled over 32 bytes) and n tiles of 128.
+	sanitizeConvEpilogue(t, env)
+	// Space to depth: AlexNet's first layer in small, through the fitted variants.
+	sp, err := NewConvProblem(env, sanitizeConvStrided, 82, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []Step{ConvFitted, ConvSplit} {
+		if res, err := sp.CheckConv(st, ""); err != nil || !res.OK {
+			t.Errorf("%s on %v: %v %v", st.Name, sanitizeConvStrided, err, res.Err())
+		}
+	}
+	sp.Free()
 	labtest.LaunchedEvery(t, kh.Kernels, env)
+}
+
+// sanitizeConvStrided is AlexNet's first layer in small: stride 4, 11 x 11, padding 2, 3 channels.
+var sanitizeConvStrided = conv.Shape{N: 1, C: 3, H: 23, W: 27, K: 96, R: 11, S: 4, P: 2}
+
+// sanitizeConvSmall is KernelBench's level-1 problem 63 in small: 16 channels, 128 filters, no
+// padding, rows wider than one pixel tile.
+var sanitizeConvSmall = conv.Shape{N: 1, C: 16, H: 6, W: 140, K: 128, R: 3, S: 1, P: 0}
+
+// sanitizeConvEpilogue runs every conv step with ReLU and a second bias on sanitizeConvSmall and
+// checks every output against float64.
+func sanitizeConvEpilogue(t *testing.T, env *lab.Env) {
+	s := sanitizeConvSmall
+	p, err := NewConvProblem(env, s, 81, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	bias2 := make([]float32, s.K)
+	for k := range bias2 {
+		bias2[k] = float32(k%5)/2 - 1
+	}
+	b2, err := gpu.Alloc[float32](env.Session, s.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Free()
+	if err := b2.CopyFromHost(bias2); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetEpilogue(true, b2); err != nil {
+		t.Fatal(err)
+	}
+	oh, ow := s.OH(), s.OW()
+	want := make([]float64, s.YLen())
+	for k := 0; k < s.K; k++ {
+		for j := 0; j < oh*ow; j++ {
+			want[k*oh*ow+j] = math.Max(conv.ConvAt(s, p.In, 0, k, j/ow, j%ow), 0) + float64(bias2[k])
+		}
+	}
+	for _, st := range AllConvs() {
+		if res, err := checkEpilogue(p, st, want); err != nil || !res.OK {
+			t.Errorf("%s on %v with ReLU and a second bias: %v %v", st.Name, s, err, res.Err())
+		}
+	}
 }

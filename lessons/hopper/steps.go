@@ -57,6 +57,12 @@ type Step struct {
 	// file that its launch runs first, in order (its layout passes).
 	Conv   bool
 	Before []string
+	// Fit marks a convolution step whose k tile follows the layer's channels and whose n tile
+	// follows its filters: PlanConv picks BK, BN and the ring's depth per layer (ConvPlan).
+	Fit bool
+	// S2D are the space-to-depth passes (kernels of its file) with which a fitted conv step takes a
+	// strided layer as its equivalent stride-1 layer (SpaceToDepth); none for a step of stride 1 only.
+	S2D []string
 }
 
 // headline is the step's launch on d at the lesson's shape for it: 4096^3, or lesson 05's deep layer
@@ -133,7 +139,7 @@ func StepByName(name string) (Step, error) {
 // AllSteps are every step and variant of the lesson: the 16-bit ladder, its variants, the float32-in
 // products and the convolutions.
 func AllSteps() []Step {
-	return append(append(append(append([]Step{}, Steps...), Variants...), Accurate...), Convs...)
+	return append(append(append(append([]Step{}, Steps...), Variants...), Accurate...), AllConvs()...)
 }
 
 // NeedHopper refuses every GPU but compute capability 9.0 (H100, H200, GH200): wgmma, setmaxnreg and

@@ -178,7 +178,7 @@ func Targets(run *record.Run) show.Table {
 	t.Add("Multiply (the split from 2^28 multiply-adds, lesson 03's pick below) >= 70% of cuBLAS fp32's speed on every awkward shape", fmt.Sprintf("slowest: %.0f%% at %s", 100*worst, at), have && worst >= 0.7, have)
 	tdn, tdnName := fastestCuDNNTF32(run)
 	bestConv := fastest(run.Select(ConvCase), func(r record.Record) bool {
-		return r.Correct && slices.ContainsFunc(Convs, func(st Step) bool { return st.Name == r.Variant })
+		return r.Correct && slices.ContainsFunc(AllConvs(), func(st Step) bool { return st.Name == r.Variant })
 	})
 	known = tdn > 0 && bestConv.MedianMS > 0
 	t.Add("deep 3x3 convolution (8,256,56,56) -> 256 no slower than cuDNN TF32 (FP16 or TF32, its error stated)",

@@ -49,10 +49,14 @@ func (u UnaryPlan) String() string {
 // PlanUnary plans unary.cu for n elements on device d of measured copy bandwidth copyGBps (GB/s):
 // the fewest packs per thread (1 to MaxPacksPerThread) whose loads in flight, over every resident
 // thread (blocksPerSM(ppt) blocks of UnaryBlock per SM, as the driver counts them for that build),
-// reach copyGBps x DRAMLatencyNs x InFlightMargin; the grid by lesson 02's rule (oneflow.NumBlocks:
-// at most its waves of resident blocks, a grid-stride loop beyond). Plain loads: lesson 02's sweep
-// of step 3 found the streaming hint no faster on a stream that L2 cannot hold. Pointers that are
-// not 16-byte aligned (aligned false) take the pack-1 kernel.
+// reach copyGBps x DRAMLatencyNs x InFlightMargin; a grid of one trip per thread (every thread
+// loads its packs once and leaves; the grid-stride loop only runs past 2^31 - 1 blocks). On the
+// H200 (TestTuneUnary, ReLU over 4096 x 393216 floats, 2026-11-27) one trip per thread ran 4-5%
+// faster than grids of 1 to 32 waves of resident blocks looping (3.04 against 3.20-3.25 ms at 2
+// packs a thread), at every packs per thread from 1 to 8; lesson 02's grid rule (at most 32 waves)
+// suits its 32M-element sweep, where the loop's trips are few. Plain loads: the streaming hint was
+// 2-3% slower at every grid. Pointers that are not 16-byte aligned (aligned false) take the pack-1
+// kernel (lesson 02's grid rule).
 func PlanUnary(d gpu.DeviceInfo, copyGBps float64, blocksPerSM func(ppt int) (int, error), n int, aligned bool) (UnaryPlan, error) {
 	if n < 1 {
 		return UnaryPlan{}, fmt.Errorf("unary: %d elements; at least 1", n)
@@ -80,7 +84,7 @@ func PlanUnary(d gpu.DeviceInfo, copyGBps float64, blocksPerSM func(ppt int) (in
 		}
 	}
 	units := gpu.CeilDiv(gpu.CeilDiv(n, 4), p.PPT)
-	p.Grid = oneflow.NumBlocks(d, max(units, 1))
+	p.Grid = min(gpu.CeilDiv(max(units, 1), kb.UnaryBlock), math.MaxInt32)
 	return p, nil
 }
 

@@ -67,8 +67,10 @@ func (b backend) Memory(p kb.Problem) (need, free int64, err error) {
 		if !p.Conv.Bias {
 			need += 4 * int64(s.K) // the zero bias the kernels read
 		}
-		if pl, ok := hopperConv(s, d); ok {
-			need += pl.CopyBytes(hopper.ConvFP16, s) // step 7's NHWC copy and filters
+		for _, st := range []hopper.Step{hopper.ConvSplit, hopper.ConvFitted} {
+			if pl, ok := hopperConv(st, s, d); ok {
+				need += pl.CopyBytes(st, s) // the step's NHWC copy and filters
+			}
 		}
 	}
 	return need, free, nil
@@ -355,19 +357,21 @@ func tensorIndex(p kb.Problem, name string) (int, bool) {
 	return -1, false
 }
 
-// --- conv: lesson 05's Problem over our buffers, its fastest float32 step, and its fastest FP16
-// step that takes the shape (on a Hopper GPU lesson 08's step 7 where it takes the layer); the
-// level-2 problem adds relu_bias.cu after the conv.
+// --- conv: lesson 05's Problem over our buffers, its fastest float32 step and its fastest FP16 step
+// that take the shape; on a Hopper GPU lesson 08's step 7 fitted to the layer (a strided one by
+// space to depth) in its float32-accurate split and in FP16 instead. The level-2 problem runs its
+// ReLU and bias in the conv's epilogue (lesson 08's, or lesson 05's EPILOGUE2 build), and adds
+// relu_bias.cu after a step that has neither.
 
 func convShape(p kb.Problem) conv.Shape {
 	n, c, h, w, k, r := p.ConvShape()
 	return conv.Shape{N: n, C: c, H: h, W: w, K: k, R: r, S: p.Conv.Stride, P: p.Conv.Padding}
 }
 
-// hopperConv reports whether the layer's FP16 variant is lesson 08's step 7 (on a Hopper GPU,
-// where its plan takes the layer: stride 1), with the plan.
-func hopperConv(s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
-	pl, err := hopper.ConvFP16.PlanConv(s, d)
+// hopperConv reports whether lesson 08's conv step st takes the layer on d (a Hopper GPU), with the
+// plan: then it replaces lesson 05's step of its precision.
+func hopperConv(st hopper.Step, s conv.Shape, d gpu.DeviceInfo) (hopper.ConvPlan, bool) {
+	pl, err := st.PlanConv(s, d)
 	return pl, err == nil
 }
 
@@ -399,29 +403,56 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 	}
 	m.frees = append(m.frees, prob.Free)
 	var tail func() error
-	note := ""
+	var extra *gpu.Buffer[float32] // the level-2 problem's bias after the ReLU
 	if p.Op == kb.Conv2dReLUBias {
 		if tail, err = b.reluBias(m, s, p); err != nil {
 			return m.fail(err)
 		}
-		note = "the conv step, then relu_bias.cu over y in place (the lesson's fused steps end in a max pool)"
+		bi, _ := tensorIndex(p, "bias") // reluBias found it
+		extra = m.tensors[bi]
 	}
 	d := b.env.Session.Device
+	var hc *hopper.ConvProblem // lesson 08's view of the problem, made once for both of its steps
 	for _, dtype := range []string{conv.F32, conv.FP16} {
 		var run func() error
 		var v kb.Variant
-		if _, ok := hopperConv(s, d); ok && dtype == conv.FP16 {
-			hc := hopper.ConvFrom(b.env, prob)
-			m.frees = append(m.frees, hc.Free)
-			if run, _, _, err = hc.Launcher(hopper.ConvFP16, ""); err != nil {
-				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), hopper.ConvFP16.Name, err))
+		fused := false
+		hst := hopper.ConvSplit // the float32-accurate step
+		if dtype == conv.FP16 {
+			hst = hopper.ConvFitted
+		}
+		if _, ok := hopperConv(hst, s, d); ok {
+			if hc == nil {
+				hc = hopper.ConvFrom(b.env, prob)
+				m.frees = append(m.frees, hc.Free)
+				if extra != nil {
+					if err := hc.SetEpilogue(true, extra); err != nil {
+						return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
+					}
+				}
 			}
-			own := conv.Tol(conv.FP16)
-			v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.ConvFP16.Name, DType: conv.FP16, Tol: conv.Tol(conv.F32), Own: &own}
+			fused = extra != nil
+			if run, _, _, err = hc.Launcher(hst, ""); err != nil {
+				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), hst.Name, err))
+			}
+			v = kb.Variant{Name: hopper.Lesson08Prefix + hst.Name, DType: hst.Products, Tol: conv.Tol(conv.F32)}
+			if dtype == conv.FP16 {
+				own := conv.Tol(conv.FP16)
+				v.Own = &own
+			}
 		} else {
 			st, ok := conv.FastestStep(s, d, dtype)
 			if !ok {
 				continue
+			}
+			fused = extra != nil && st.Epilogue // its EPILOGUE2 build, captured by the launcher
+			if fused {
+				err = prob.SetEpilogue(true, extra)
+			} else {
+				err = prob.SetEpilogue(false, nil)
+			}
+			if err != nil {
+				return m.fail(fmt.Errorf("%s: %w", p.ID(), err))
 			}
 			if run, _, _, err = prob.Launcher(st, ""); err != nil {
 				return m.fail(fmt.Errorf("%s, conv %s: %w", p.ID(), st.Name, err))
@@ -432,8 +463,11 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 				v.Own = &own
 			}
 		}
-		v.Note = note
-		if tail != nil {
+		switch {
+		case fused:
+			v.Name += ", ReLU and bias in its epilogue"
+			v.Note = "one pass over y: the conv's epilogue adds its bias, takes the ReLU and adds the second bias"
+		case tail != nil:
 			convRun := run
 			run = func() error {
 				if err := convRun(); err != nil {
@@ -442,9 +476,9 @@ func (b backend) openConv(p kb.Problem) (kb.Impl, error) {
 				return tail()
 			}
 			v.Name += " + ReLU/bias pass"
+			v.Note = "the conv step, then relu_bias.cu over y in place (lesson 05's fused steps end in a max pool)"
 		}
 		m.add(v, run, nil)
-		note = "" // said once
 	}
 	if len(m.variants) == 0 {
 		return m.fail(fmt.Errorf("%s: no conv step of lesson 05 takes %v on %s", p.ID(), s, d.Name))

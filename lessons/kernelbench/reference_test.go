@@ -10,6 +10,7 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	kb "github.com/cudalessons/cudalessons/helpers/kernelbench"
 	"github.com/cudalessons/cudalessons/lessons/conv"
+	"github.com/cudalessons/cudalessons/lessons/hopper"
 	"github.com/cudalessons/cudalessons/lessons/matmul"
 	"github.com/cudalessons/cudalessons/lessons/reduce"
 )
@@ -131,10 +132,12 @@ func TestStepsOnH100(t *testing.T) {
 		if !ok32 || !ok16 || f32.Name != "3 implicit GEMM" || f16.Name != "5 cp.async FP16" {
 			t.Errorf("%s: %s %v, %s %v", ps[i].ID(), f32.Name, ok32, f16.Name, ok16)
 		}
-		// On a Hopper the FP16 variant of the stride-1 layers (problems 63 and L2-1) is lesson 08's
-		// step 7; AlexNet's first layer (stride 4) keeps lesson 05's.
-		if _, ok := hopperConv(s, d); ok != (s.S == 1) {
-			t.Errorf("%s (stride %d): lesson 08's step 7 %v", ps[i].ID(), s.S, ok)
+		// On a Hopper both variants of every conv problem are lesson 08's step 7 fitted to the
+		// layer, in its float32 split and in FP16; AlexNet's first layer (stride 4) by space to depth.
+		for _, st := range []hopper.Step{hopper.ConvSplit, hopper.ConvFitted} {
+			if _, ok := hopperConv(st, s, d); !ok {
+				t.Errorf("%s (stride %d): lesson 08's %s does not take it", ps[i].ID(), s.S, st.Name)
+			}
 		}
 		if s.OH() != ps[i].Out[2] || s.YLen() != ps[i].OutLen() {
 			t.Errorf("%s: the lesson's output %dx%d, %d elements; the problem's %v", ps[i].ID(), s.OH(), s.OW(), s.YLen(), ps[i].Out)

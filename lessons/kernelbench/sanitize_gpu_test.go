@@ -3,9 +3,12 @@
 package kernelbench
 
 import (
+	"math"
 	"testing"
 
+	"github.com/cudalessons/cudalessons/helpers/gpu"
 	kb "github.com/cudalessons/cudalessons/helpers/kernelbench"
+	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"github.com/cudalessons/cudalessons/lessons/hopper"
 )
@@ -19,7 +22,8 @@ import (
 // both operands transposed and a level-2 GEMM on lesson 08's split (split_transposed.cu); then
 // unary.cu for every op on the edge values, through both its kernels (checkEdgeValues). The
 // lessons' kernels they also launch have their own TestSanitize (lesson 04's runs steps 9 and 11
-// as log_softmax).
+// as log_softmax). Where the conv's epilogue does L2-1's ReLU and bias (lesson 08's fused
+// epilogue, lesson 05's EPILOGUE2 build), relu_bias.cu is launched alone (reluBiasAlone).
 func TestSanitize(t *testing.T) {
 	env := labtest.Open(t)
 	want := []string{kb.ReLUBiasKernel, kb.UnaryKernel, kb.GEMVKernel, kb.TransposeKernel, kb.LinearEpilogueKernel,
@@ -54,10 +58,68 @@ func TestSanitize(t *testing.T) {
 	for _, l := range env.Session.Launches() {
 		ran[l.Kernel] = true
 	}
+	if !ran[kb.ReLUBiasKernel] { // the conv's epilogue ran L2-1's ReLU and bias: launch the pass alone
+		reluBiasAlone(t, env)
+		ran[kb.ReLUBiasKernel] = true
+	}
 	for _, k := range want {
 		if !ran[k] {
 			t.Errorf("%s never ran: %v", k, env.Session.Launches())
 		}
 	}
 	checkEdgeValues(t, env)
+}
+
+// reluBiasAlone launches relu_bias.cu over a small y of 3 x 5 channels of 7 x 9 pixels, one of them
+// NaN, and checks every element against relu(v) + bias[k] (NaN kept).
+func reluBiasAlone(t *testing.T, env *lab.Env) {
+	const k, hw, n = 5, 63, 3 * 5 * 63
+	y, bias := make([]float32, n), make([]float32, k)
+	for i := range y {
+		y[i] = float32(i%11) - 5
+	}
+	y[17] = float32(math.NaN())
+	for c := range bias {
+		bias[c] = float32(c) / 4
+	}
+	prog, err := env.Build(kb.ReLUBias(), kb.ReLUBiasKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := prog.Kernel(kb.ReLUBiasKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dy, err := gpu.Alloc[float32](env.Session, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dy.Free()
+	db, err := gpu.Alloc[float32](env.Session, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Free()
+	if err := dy.CopyFromHost(y); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CopyFromHost(bias); err != nil {
+		t.Fatal(err)
+	}
+	if err := fn.Launch(gpu.Config{Grid: gpu.D1(2), Block: gpu.D1(128)}, dy, db, int64(n), int32(hw), int32(k)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dy.ToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range y {
+		want := math.Max(float64(v), 0) + float64(bias[(i/hw)%k])
+		if math.IsNaN(float64(v)) {
+			want = math.NaN()
+		}
+		if g := float64(got[i]); g != want && !(math.IsNaN(g) && math.IsNaN(want)) {
+			t.Errorf("%s at %d: %g, want %g", kb.ReLUBiasKernel, i, g, want)
+		}
+	}
 }
