@@ -80,7 +80,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintln(stdout, env.Banner())
-	rep, err := lkb.Run(env, problems, *trials, func(line string) { fmt.Fprintln(stderr, "kernelbench:", line) })
+	// The receipt is written after every problem, so a run stopped by a time limit keeps the
+	// problems it finished (-merge joins the parts of a run).
+	saved := func(r kb.Report) {
+		if err := r.Save(*out); err != nil {
+			fmt.Fprintln(stderr, "kernelbench:", err)
+		}
+	}
+	rep, err := lkb.Run(env, problems, *trials, func(line string) { fmt.Fprintln(stderr, "kernelbench:", line) }, saved)
 	if err != nil {
 		fmt.Fprintln(stderr, "kernelbench:", err)
 		return 1

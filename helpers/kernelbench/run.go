@@ -67,6 +67,9 @@ type Config struct {
 	Method bench.Method
 	// Progress, when not nil, receives a line as each part of a problem finishes.
 	Progress func(line string)
+	// Finished, when not nil, receives the results so far after each problem, so that a run cut
+	// short (a time limit) keeps the problems it finished.
+	Finished func(done []Result)
 }
 
 func (c Config) progress(format string, args ...any) {
@@ -167,6 +170,9 @@ func Run(problems []Problem, b Backend, cfg Config) []Result {
 			cfg.progress("%s done in %.0f s", p.ID(), r.Seconds)
 		}
 		out = append(out, r)
+		if cfg.Finished != nil {
+			cfg.Finished(out)
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -382,5 +383,16 @@ func TestMergeReports(t *testing.T) {
 		if _, err := MergeReports(bad.reps...); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("merging %d reports: %v, want %q", len(bad.reps), err, bad.want)
 		}
+	}
+}
+
+// Run hands the results so far to Finished after each problem, refused ones included.
+func TestRunFinishedAfterEachProblem(t *testing.T) {
+	b := &fakeBackend{free: 1 << 30, kernels: []fakeKernel{exact}}
+	var counts []int
+	cfg := Config{Trials: 1, Dir: t.TempDir(), Finished: func(done []Result) { counts = append(counts, len(done)) }}
+	res := Run([]Problem{SmallProblems()[2], Problems()[5]}, b, cfg)
+	if len(res) != 2 || !slices.Equal(counts, []int{1, 2}) {
+		t.Errorf("%d results, Finished saw %v, want [1 2]", len(res), counts)
 	}
 }

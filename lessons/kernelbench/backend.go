@@ -5,7 +5,7 @@
 // lessons. cmd/kernelbench is its command.
 //
 //	env, _ := lab.Open()
-//	rep, err := kernelbench.Run(env, kb.Problems(), kb.Trials, func(line string) { fmt.Println(line) })
+//	rep, err := kernelbench.Run(env, kb.Problems(), kb.Trials, func(line string) { fmt.Println(line) }, nil)
 //	for _, t := range kb.Tables(rep) {
 //		t.Display()
 //	}

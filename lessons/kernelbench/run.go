@@ -28,8 +28,8 @@ func Torch() (kb.TorchFunc, string, error) {
 // Run runs the problems on env's GPU through the lessons' kernels, with PyTorch where python3 has
 // it (its columns and KernelBench's verdicts are marked unavailable otherwise), and returns the
 // receipt: env's, PyTorch's version and the project's commit. progress receives a line as each part
-// finishes.
-func Run(env *lab.Env, problems []kb.Problem, trials int, progress func(string)) (kb.Report, error) {
+// finishes; partial, when not nil, the report of the problems finished so far after each one.
+func Run(env *lab.Env, problems []kb.Problem, trials int, progress func(string), partial func(kb.Report)) (kb.Report, error) {
 	if !env.GPU() {
 		return kb.Report{}, fmt.Errorf("the KernelBench problems run on a GPU: %w", env.Why)
 	}
@@ -48,6 +48,9 @@ func Run(env *lab.Env, problems []kb.Problem, trials int, progress func(string))
 		}
 	} else {
 		receipt.Torch, cfg.Torch = version, run
+	}
+	if partial != nil {
+		cfg.Finished = func(done []kb.Result) { partial(kb.NewReport(receipt, record.ProjectCommit(), trials, done)) }
 	}
 	results := kb.Run(problems, NewBackend(env), cfg)
 	return kb.NewReport(receipt, record.ProjectCommit(), trials, results), nil
