@@ -195,7 +195,7 @@ func ResultsTable(rep Report) show.Table {
 			ours := v.Timing.MedianMS
 			t.Rows = append(t.Rows, []string{name, r.Shape, v.Variant.DType, v.Variant.Name, show.MS(eager), show.MS(compiled), show.MS(ours),
 				show.Ratio(eager, ours), show.Ratio(compiled, ours), kbCell(v.KB), f64Cell(v.Float64),
-				fmt.Sprintf("%d %ss x %d trials", r.SlicesPerTrial, r.SliceName, r.Trials)})
+				fmt.Sprintf("%s x %d trials", Counted(r.SlicesPerTrial, r.SliceName), r.Trials)})
 		}
 	}
 	lines := append(append([]string{}, rep.Rules...), Notes(rep.Results)...)
@@ -352,4 +352,15 @@ func MergeReports(reps ...Report) (Report, error) {
 	rec := first.Receipt
 	rec.Date = last
 	return NewReport(rec, first.Commit, first.Trials, results), nil
+}
+
+// Counted is n of a thing named name, in English: "1 image", "4 rows", "2 batches".
+func Counted(n int, name string) string {
+	switch {
+	case n == 1:
+		return "1 " + name
+	case strings.HasSuffix(name, "ch"), strings.HasSuffix(name, "s"):
+		return fmt.Sprintf("%d %ses", n, name)
+	}
+	return fmt.Sprintf("%d %ss", n, name)
 }

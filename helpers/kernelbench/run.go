@@ -302,7 +302,7 @@ func ours(p Problem, b Backend, cfg Config, trials int) (*oursRun, error) {
 		if keep {
 			run.want = append(run.want, want)
 		}
-		cfg.progress("%s trial %d/%d: %d %ss compared, float64 check %s", p.ID(), t+1, trials, n, p.SliceName(), f64Line(run.results))
+		cfg.progress("%s trial %d/%d: %s compared, float64 check %s", p.ID(), t+1, trials, Counted(n, p.SliceName()), f64Line(run.results))
 	}
 	for i, v := range variants {
 		rec, err := impl.Measure(i)

@@ -396,3 +396,15 @@ func TestRunFinishedAfterEachProblem(t *testing.T) {
 		t.Errorf("%d results, Finished saw %v, want [1 2]", len(res), counts)
 	}
 }
+
+func TestCounted(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		name string
+		want string
+	}{{1, "image", "1 image"}, {4, "row", "4 rows"}, {2, "batch", "2 batches"}, {3, "sample", "3 samples"}} {
+		if got := Counted(c.n, c.name); got != c.want {
+			t.Errorf("Counted(%d, %q) = %q, want %q", c.n, c.name, got, c.want)
+		}
+	}
+}
