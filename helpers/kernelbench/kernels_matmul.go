@@ -68,13 +68,13 @@ func EpilogueMode(op Op) (int, bool) {
 func (p Problem) Epilogue(v, bias float64) float64 {
 	switch p.Op {
 	case GemmMulLeakyReLU:
-		v = (v + bias) * p.Scalars[0]
+		v = (v + bias) * p.Args["multiplier"]
 		if v < 0 {
-			v *= p.Scalars[1]
+			v *= p.Args["negative_slope"]
 		}
 		return v
 	case GemmReLUDivide:
-		return max(v+bias, 0) / p.Scalars[0]
+		return max(v+bias, 0) / p.Args["divisor"]
 	case GemmAddReLU:
 		return max(v+bias, 0)
 	}

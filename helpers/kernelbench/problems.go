@@ -125,12 +125,11 @@ type Problem struct {
 	// is RMS norm's too).
 	NormDims int     `json:"norm_dims,omitempty"`
 	Eps      float64 `json:"eps,omitempty"`
-	// Scalars are the constants of a level-2 epilogue, in the order its formula names them.
-	Scalars []float64 `json:"scalars,omitempty"`
 	// Slices is how many batch slices (rows of A or x, samples, images) each trial compares.
 	Slices int `json:"slices"`
-	// Args are the scalars KernelBench's file passes to its PyTorch call (negative_slope, alpha,
-	// min_val and max_val, the scalar s), by their keyword.
+	// Args are the scalars KernelBench's file passes to its PyTorch call or uses in its forward
+	// (negative_slope, alpha, min_val and max_val, the scalar s; a level-2 tail's multiplier and
+	// divisor), by name.
 	Args map[string]float64 `json:"args,omitempty"`
 }
 

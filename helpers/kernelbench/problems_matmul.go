@@ -39,6 +39,8 @@ type mmOp struct {
 	TransA, TransB, Batched bool
 	Linear                  bool
 	formula                 string
+	// args are the tail's scalars (Problem.Args), in the order the formula and the kernel take them.
+	args []string
 }
 
 var mmOps = map[Op]mmOp{
@@ -47,8 +49,8 @@ var mmOps = map[Op]mmOp{
 	MatMulTA:         {TransA: true, formula: "C = A.T @ B"},
 	MatMulTB:         {TransB: true, formula: "C = A @ B.T"},
 	MatMulTT:         {TransA: true, TransB: true, formula: "C = A.T @ B.T"},
-	GemmMulLeakyReLU: {TransB: true, Linear: true, formula: "leaky_relu((x W^T + b) * %g, %g)"},
-	GemmReLUDivide:   {TransB: true, Linear: true, formula: "relu(x W^T + b) / %g"},
+	GemmMulLeakyReLU: {TransB: true, Linear: true, formula: "leaky_relu((x W^T + b) * %g, %g)", args: []string{"multiplier", "negative_slope"}},
+	GemmReLUDivide:   {TransB: true, Linear: true, formula: "relu(x W^T + b) / %g", args: []string{"divisor"}},
 	GemmAddReLU:      {TransB: true, Linear: true, formula: "relu(x W^T + bias)"},
 }
 
@@ -80,16 +82,23 @@ func (p Problem) Dims() (batch, M, K, N int) {
 
 func (p Problem) mmFormula() string {
 	m := mmOps[p.Op]
-	if m.Linear && len(p.Scalars) > 0 {
-		return fmt.Sprintf(m.formula, anys(p.Scalars)...)
+	if len(m.args) == 0 {
+		return m.formula
 	}
-	return m.formula
+	var vs []any
+	for _, v := range p.TailScalars() {
+		vs = append(vs, v)
+	}
+	return fmt.Sprintf(m.formula, vs...)
 }
 
-func anys(v []float64) []any {
-	out := make([]any, len(v))
-	for i, x := range v {
-		out[i] = x
+// TailScalars are a level-2 GEMM's tail scalars from Args, in the order its formula and
+// linear_epilogue.cu take them (0 for one that is missing: Validate refuses that).
+func (p Problem) TailScalars() []float64 {
+	names := mmOps[p.Op].args
+	out := make([]float64, len(names))
+	for i, n := range names {
+		out[i] = p.Args[n]
 	}
 	return out
 }
@@ -133,8 +142,8 @@ func mm2(number int, name, title string, op Op, a, b []int, out []int, slices in
 
 // linear is a level-2 problem of nn.Linear(in, out) under the state_dict prefix (its own bias
 // when bias), an extra randn bias of out when extra, and the epilogue's scalars.
-func linear(number int, name, title string, op Op, prefix string, batch, in, out int, bias, extra bool, scalars []float64, slices int) Problem {
-	p := Problem{Level: 2, Number: number, Name: name, Title: title, Op: op, Slices: slices, Scalars: scalars,
+func linear(number int, name, title string, op Op, prefix string, batch, in, out int, bias, extra bool, args map[string]float64, slices int) Problem {
+	p := Problem{Level: 2, Number: number, Name: name, Title: title, Op: op, Slices: slices, Args: args,
 		Tensors: []Tensor{{Name: "x", Shape: []int{batch, in}, Dist: Rand},
 			{Name: prefix + "weight", Shape: []int{out, in}, Dist: KaimingUniform, FanIn: in, Param: true}},
 		Out: []int{batch, out}}
@@ -172,9 +181,9 @@ func matmulProblems(small bool) []Problem {
 		mm2(17, "17_Matmul_with_transposed_B", "Matmul, B transposed", MatMulTB, []int{M, K}, []int{N, K}, []int{M, N}, 4),
 		mm2(18, "18_Matmul_with_transposed_both", "Matmul, both transposed", MatMulTT, []int{K, M}, []int{N, K}, []int{M, N}, 4),
 		linear(12, "12_Gemm_Multiply_LeakyReLU", "Gemm + Multiply + LeakyReLU", GemmMulLeakyReLU, "gemm.",
-			pick(1024, 64), pick(8192, 264), pick(8192, 136), true, false, []float64{2.0, 0.1}, 4),
+			pick(1024, 64), pick(8192, 264), pick(8192, 136), true, false, map[string]float64{"multiplier": 2.0, "negative_slope": 0.1}, 4),
 		linear(63, "63_Gemm_ReLU_Divide", "Gemm + ReLU + Divide", GemmReLUDivide, "linear.",
-			pick(1024, 64), pick(8192, 264), pick(8192, 136), true, false, []float64{2.0}, 4),
+			pick(1024, 64), pick(8192, 264), pick(8192, 136), true, false, map[string]float64{"divisor": 2.0}, 4),
 		linear(76, "76_Gemm_Add_ReLU", "Gemm + Add + ReLU", GemmAddReLU, "gemm.",
 			pick(1024, 64), pick(8192, 264), pick(8192, 136), false, true, nil, 4),
 	}
@@ -211,10 +220,12 @@ func (p Problem) validateMM() error {
 	if fmt.Sprint(p.Out) != fmt.Sprint(want) {
 		return fmt.Errorf("kernelbench %s: output %v, the operands give %v", p.ID(), p.Out, want)
 	}
-	if n := map[Op]int{GemmMulLeakyReLU: 2, GemmReLUDivide: 1}[p.Op]; len(p.Scalars) != n {
-		return fmt.Errorf("kernelbench %s: %s takes %d scalars, has %v", p.ID(), p.Op, n, p.Scalars)
+	for _, n := range m.args {
+		if _, ok := p.Args[n]; !ok {
+			return fmt.Errorf("kernelbench %s: %s takes the scalars %v, has %v", p.ID(), p.Op, m.args, p.Args)
+		}
 	}
-	if p.Op == GemmReLUDivide && p.Scalars[0] == 0 {
+	if p.Op == GemmReLUDivide && p.Args["divisor"] == 0 {
 		return fmt.Errorf("kernelbench %s: a divisor of 0", p.ID())
 	}
 	return nil

@@ -50,8 +50,8 @@ func TestMatMulProblemsAsKernelBenchDefinesThem(t *testing.T) {
 		if err := p.Validate(); err != nil {
 			t.Errorf("%s: %v", w.id, err)
 		}
-		if p.File() != "KernelBench/"+w.file+".py" || p.Op != w.op || !slices.Equal(p.Scalars, w.scalars) || p.SliceName() != w.sliceNames {
-			t.Errorf("%s: %s %s %v %s, want %s %s %v %s", w.id, p.File(), p.Op, p.Scalars, p.SliceName(), w.file, w.op, w.scalars, w.sliceNames)
+		if p.File() != "KernelBench/"+w.file+".py" || p.Op != w.op || !slices.Equal(p.TailScalars(), w.scalars) || p.SliceName() != w.sliceNames {
+			t.Errorf("%s: %s %s %v %s, want %s %s %v %s", w.id, p.File(), p.Op, p.TailScalars(), p.SliceName(), w.file, w.op, w.scalars, w.sliceNames)
 		}
 		if x := p.Tensors[0]; !slices.Equal(x.Shape, w.a) || x.Dist != Rand || x.Param || !slices.Equal(p.Out, w.out) {
 			t.Errorf("%s: first input %+v, output %v; want %v, %v", w.id, x, p.Out, w.a, w.out)
@@ -151,12 +151,12 @@ func TestMatMulEpiloguesAndRefusals(t *testing.T) {
 		t.Errorf("mismatched K: %v", err)
 	}
 	div := by["L2-63"]
-	div.Scalars = []float64{0}
+	div.Args = map[string]float64{"divisor": 0}
 	if err := div.Validate(); err == nil || !strings.Contains(err.Error(), "divisor") {
 		t.Errorf("a zero divisor: %v", err)
 	}
 	few := by["L2-12"]
-	few.Scalars = []float64{2}
+	few.Args = map[string]float64{"multiplier": 2}
 	if err := few.Validate(); err == nil || !strings.Contains(err.Error(), "scalars") {
 		t.Errorf("one scalar for two: %v", err)
 	}

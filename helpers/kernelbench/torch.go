@@ -110,11 +110,11 @@ class Model(nn.Module):
         if OP == "matmul_tt":
             return torch.matmul(xs[0].T, xs[1].T)
         if OP in LINEAR:
-            y, S = getattr(self, self.lin_name)(xs[0]), P.get("scalars") or []
+            y = getattr(self, self.lin_name)(xs[0])
             if OP == "gemm_multiply_leakyrelu":
-                return nn.functional.leaky_relu(y * S[0], negative_slope=S[1])
+                return nn.functional.leaky_relu(y * S["multiplier"], negative_slope=S["negative_slope"])
             if OP == "gemm_relu_divide":
-                return torch.relu(y) / S[0]
+                return torch.relu(y) / S["divisor"]
             return torch.relu(y + self.bias)
         if OP == "softmax":
             return torch.softmax(xs[0], dim=1)

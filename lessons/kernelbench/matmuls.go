@@ -316,11 +316,11 @@ func (b backend) linearEpilogue(m *impl, p kb.Problem, s matmul.Shape) (func() e
 		return nil, err
 	}
 	var s0, s1 float32
-	if len(p.Scalars) > 0 {
-		s0 = float32(p.Scalars[0])
-	}
-	if len(p.Scalars) > 1 {
-		s1 = float32(p.Scalars[1])
+	if sc := p.TailScalars(); len(sc) > 0 {
+		s0 = float32(sc[0])
+		if len(sc) > 1 {
+			s1 = float32(sc[1])
+		}
 	}
 	n := m.out.Len()
 	cfg := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(b.env.Session.Device, n/4+1, 256, 4)), Block: gpu.D1(256)}
