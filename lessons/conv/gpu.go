@@ -28,10 +28,11 @@ type Problem struct {
 }
 
 // SetEpilogue makes the steps built after it write y = max(conv + bias, 0) + bias2[k] (relu set;
-// bias2 per filter, nil for none) instead of conv + bias, through their files' EPILOGUE2 build:
-// KernelBench's level-2 conv + ReLU + bias in one pass over y. Only steps marked Epilogue take it;
-// Check compares with the plain conv's reference, so it refuses a problem with an epilogue (its
-// caller checks y against its own reference).
+// bias2 per filter, nil for none) instead of conv + bias: KernelBench's level-2 conv + ReLU + bias
+// in one pass over y. Lesson 05's steps marked Epilogue take it through their files' EPILOGUE2
+// build, lesson 08's conv steps (whose problem embeds this one) through their kernels' epilogue
+// arguments (EpilogueArgs). Check compares with the plain conv's reference, so it refuses a problem
+// with an epilogue (its caller checks y against its own reference).
 func (p *Problem) SetEpilogue(relu bool, bias2 *gpu.Buffer[float32]) error {
 	if bias2 != nil && bias2.Len() < p.Shape.K {
 		return fmt.Errorf("conv %v: the second bias has %d values, the layer %d filters", p.Shape, bias2.Len(), p.Shape.K)
@@ -42,6 +43,22 @@ func (p *Problem) SetEpilogue(relu bool, bias2 *gpu.Buffer[float32]) error {
 
 // epilogue reports whether the problem has an epilogue after the conv's bias.
 func (p *Problem) epilogue() bool { return p.relu || p.bias2 != nil }
+
+// HasEpilogue reports whether SetEpilogue gave the problem a ReLU or a second bias.
+func (p *Problem) HasEpilogue() bool { return p.epilogue() }
+
+// EpilogueArgs are the epilogue's kernel arguments: the second bias (a null pointer for none) and
+// the ReLU flag (1 on, 0 off).
+func (p *Problem) EpilogueArgs() (bias2 any, relu int32) {
+	bias2 = uintptr(0)
+	if p.bias2 != nil {
+		bias2 = p.bias2
+	}
+	if p.relu {
+		relu = 1
+	}
+	return bias2, relu
+}
 
 // NewProblem uploads fresh inputs for shape s; checked > 0 compares that many random outputs
 // (the article's layer has 29M conv outputs of 363 taps each), 0 every output.
@@ -109,14 +126,7 @@ func (p *Problem) Args(st Step, l Launch) ([]any, error) {
 		args = append(args, v)
 	}
 	if p.epilogue() { // EPILOGUE2's bias2 and relu
-		var bias2 any = uintptr(0)
-		if p.bias2 != nil {
-			bias2 = p.bias2
-		}
-		relu := int32(0)
-		if p.relu {
-			relu = 1
-		}
+		bias2, relu := p.EpilogueArgs()
 		args = append(args, bias2, relu)
 	}
 	return args, nil

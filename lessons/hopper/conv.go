@@ -256,26 +256,13 @@ type ConvProblem struct {
 	copies map[string]*convCopies // by format
 	// clusters, when above 0, caps the grid at that many clusters (the tests' one-cluster walk).
 	clusters int
-	// relu and bias2 are the epilogue beyond the conv's bias (SetEpilogue).
-	relu  bool
-	bias2 *gpu.Buffer[float32]
 }
 
-// SetEpilogue makes every later launch of the steps write y = max(conv + bias, 0) + bias2[k] (relu
-// set; bias2 per filter, nil for none) instead of conv + bias: KernelBench's level-2 conv + ReLU +
-// bias in one pass over y. CheckConv and Measure compare with the plain conv's reference, so they
-// refuse a problem with an epilogue; its caller checks y against its own reference.
-func (p *ConvProblem) SetEpilogue(relu bool, bias2 *gpu.Buffer[float32]) error {
-	if bias2 != nil && bias2.Len() < p.Shape.K {
-		return fmt.Errorf("hopper conv on %v: the second bias has %d values, the layer %d filters", p.Shape, bias2.Len(), p.Shape.K)
-	}
-	p.relu, p.bias2 = relu, bias2
-	return nil
-}
-
-// plain refuses a check against the conv's reference when an epilogue is set.
+// plain refuses a check against the conv's reference when an epilogue is set (the embedded
+// problem's SetEpilogue: every later launch of the steps then writes y = max(conv + bias, 0) +
+// bias2[k], and CheckConv and Measure, which compare with the plain conv's reference, refuse it).
 func (p *ConvProblem) plain(st Step) error {
-	if p.relu || p.bias2 != nil {
+	if p.HasEpilogue() {
 		return fmt.Errorf("hopper %s on %v: the problem has a ReLU or a second bias in its epilogue; lesson 05's reference is the plain conv", st.Name, p.Shape)
 	}
 	return nil
@@ -485,14 +472,7 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 		filterArgs = filterArgs[:6]
 	}
 	bwLog2 := bits.TrailingZeros(uint(pl.BW)) // BW is a power of two
-	var bias2 any = uintptr(0)                // null: no second bias
-	if p.bias2 != nil {
-		bias2 = p.bias2
-	}
-	relu := int32(0)
-	if p.relu {
-		relu = 1
-	}
+	bias2, relu := p.EpilogueArgs()
 	args := []any{mapX, mapW, bias, y, int32(s.N), int32(s.K), int32(s.OH()), int32(s.OW()), int32(s.R), int32(s.P),
 		int32(pl.CBlocks), int32(bwLog2), int32(pl.TilesW), int32(pl.TilesH), bias2, relu}
 	passes = func() error {
