@@ -1,7 +1,6 @@
 package notebooks
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,17 +71,7 @@ func TestCellCopiesOfStepsAreCurrent(t *testing.T) {
 	}
 	copies := 0
 	for _, p := range lessonNotebooks(t) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nb struct {
-			Cells []notebookCell `json:"cells"`
-		}
-		if err := json.Unmarshal(b, &nb); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for i, c := range nb.Cells {
+		for i, c := range notebookCells(t, p) {
 			if c.CellType != "code" {
 				continue
 			}

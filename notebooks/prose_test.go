@@ -223,8 +223,8 @@ type markdownCell struct {
 	Text  string
 }
 
-// markdownCells reads notebook p and returns its markdown cells in order.
-func markdownCells(t *testing.T, p string) []markdownCell {
+// notebookCells reads notebook p and returns its cells in order.
+func notebookCells(t *testing.T, p string) []notebookCell {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -236,8 +236,14 @@ func markdownCells(t *testing.T, p string) []markdownCell {
 	if err := json.Unmarshal(b, &nb); err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}
+	return nb.Cells
+}
+
+// markdownCells reads notebook p and returns its markdown cells in order.
+func markdownCells(t *testing.T, p string) []markdownCell {
+	t.Helper()
 	var out []markdownCell
-	for i, c := range nb.Cells {
+	for i, c := range notebookCells(t, p) {
 		if c.CellType == "markdown" {
 			out = append(out, markdownCell{i, joinText(c.Source)})
 		}
