@@ -309,19 +309,7 @@ func reductionReference(p kb.Problem, t [][]float32, n int) ([]float64, error) {
 		})
 	case kb.LogSoftmax:
 		parallel.For(n, func(s int) {
-			row := x[s*per : (s+1)*per]
-			m := math.Inf(-1)
-			for _, v := range row {
-				m = math.Max(m, float64(v))
-			}
-			var sum float64
-			for _, v := range row {
-				sum += math.Exp(float64(v) - m)
-			}
-			lse := m + math.Log(sum)
-			for j, v := range row {
-				out[s*per+j] = float64(v) - lse
-			}
+			copy(out[s*per:(s+1)*per], reduce.LogSoftmaxRow(x[s*per:(s+1)*per]))
 		})
 	case kb.RMSNorm:
 		parallel.For(n, func(s int) {

@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/cudalessons/cudalessons/helpers/gpu"
 	"github.com/cudalessons/cudalessons/helpers/lab"
@@ -47,4 +48,22 @@ func LogSoftmaxLauncher(env *lab.Env, x, y *gpu.Buffer[float32], rows, cols int)
 		return nil, "", nil, nil, fmt.Errorf("log_softmax (%d, %d), %s: %w", rows, cols, s.Name, err)
 	}
 	return run, s.Name + " (log_softmax write)", p.RingFailed, p.Free, nil
+}
+
+// LogSoftmaxRow is the float64 log_softmax of one row: x - (max + log(sum of exp(x - max))).
+func LogSoftmaxRow(x []float32) []float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, float64(v))
+	}
+	var sum float64
+	for _, v := range x {
+		sum += math.Exp(float64(v) - m)
+	}
+	lse := m + math.Log(sum)
+	out := make([]float64, len(x))
+	for j, v := range x {
+		out[j] = float64(v) - lse
+	}
+	return out
 }
