@@ -227,7 +227,13 @@ func f64Cell(f F64Verdict) string {
 	if !f.OK {
 		verdict = "FAIL"
 	}
-	s := fmt.Sprintf("%s %d/%d (%s)", verdict, f.Passed, f.Trials, relL2(f.WorstRelL2))
+	return verdict + " " + f.Counts()
+}
+
+// Counts is the float64 check's tally: the trials within float32's tolerance and the worst error,
+// the trials within the step's own tolerance when it has one, and the NaN and Inf outputs if any.
+func (f F64Verdict) Counts() string {
+	s := fmt.Sprintf("%d/%d (%s)", f.Passed, f.Trials, relL2(f.WorstRelL2))
 	if f.OwnTol != "" {
 		s += fmt.Sprintf("; %s bound %d/%d", f.OwnTol, f.OwnPassed, f.Trials)
 	}

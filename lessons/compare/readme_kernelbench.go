@@ -36,7 +36,7 @@ func KernelBenchMarkdown(runs []KernelBenchRun) string {
 			continue
 		}
 		for _, v := range res.Variants {
-			row := []string{name, v.Variant.Name + " (" + v.Variant.DType + ")", kbTimes(res, v), kbVerdict(v.KB), f64Verdict(v.Float64)}
+			row := []string{name, v.Variant.Name + " (" + v.Variant.DType + ")", kbTimes(res, v), kbVerdict(v.KB), v.Float64.Counts()}
 			for _, other := range runs[1:] {
 				row = append(row, otherTimes(other.Report, res.ID, v.Variant))
 			}
@@ -115,26 +115,6 @@ func kbVerdict(k kernelbench.KBVerdict) string {
 		s += " (incorrect)"
 	}
 	return s
-}
-
-// f64Verdict is the float64 check's verdict: the trials within float32's tolerance, the worst
-// error, and the trials within the step's own tolerance when it has one.
-func f64Verdict(f kernelbench.F64Verdict) string {
-	s := fmt.Sprintf("%d/%d (%s)", f.Passed, f.Trials, relL2(f.WorstRelL2))
-	if f.OwnTol != "" {
-		s += fmt.Sprintf("; %s bound %d/%d", f.OwnTol, f.OwnPassed, f.Trials)
-	}
-	if f.NonFinite > 0 {
-		s += fmt.Sprintf("; %d NaN/Inf", f.NonFinite)
-	}
-	return s
-}
-
-func relL2(v float64) string {
-	if v < 0 {
-		return "not finite"
-	}
-	return fmt.Sprintf("%.1e", v)
 }
 
 // msOf is a baseline's median, 0 (shown as n/a) when it was not measured.
