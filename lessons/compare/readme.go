@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/cudalessons/cudalessons/helpers/kernelbench"
@@ -266,30 +266,29 @@ func distinctOf[T any](xs []T, f func(T) string) string {
 	return strings.Join(out, " and ")
 }
 
-func minOf[T any](xs []T, f func(T) string) string {
+// valuesOf are the non-empty values of f over xs.
+func valuesOf[T any](xs []T, f func(T) string) []string {
 	var vs []string
 	for _, x := range xs {
 		if v := f(x); v != "" {
 			vs = append(vs, v)
 		}
 	}
-	if len(vs) == 0 {
-		return ""
-	}
-	sort.Strings(vs)
-	return vs[0]
+	return vs
 }
 
+// minOf is the least non-empty value of f over xs (in string order), "" when there is none.
+func minOf[T any](xs []T, f func(T) string) string {
+	if vs := valuesOf(xs, f); len(vs) > 0 {
+		return slices.Min(vs)
+	}
+	return ""
+}
+
+// maxOf is the greatest non-empty value of f over xs (in string order), "" when there is none.
 func maxOf[T any](xs []T, f func(T) string) string {
-	var vs []string
-	for _, x := range xs {
-		if v := f(x); v != "" {
-			vs = append(vs, v)
-		}
+	if vs := valuesOf(xs, f); len(vs) > 0 {
+		return slices.Max(vs)
 	}
-	if len(vs) == 0 {
-		return ""
-	}
-	sort.Strings(vs)
-	return vs[len(vs)-1]
+	return ""
 }
