@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -220,12 +221,7 @@ func TestFoldersWithNothingToGrade(t *testing.T) {
 // A student's real notebooks are graded, named by their path in the student's folder, beside a
 // student who has none.
 func TestFoldersGradesEachStudent(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	root := t.TempDir()
 	alice := filepath.Join(root, "alice", "cudalessons")
 	copyNotebook(t, "00_setup.ipynb", alice)

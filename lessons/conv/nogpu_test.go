@@ -3,6 +3,7 @@
 package conv
 
 import (
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"strings"
 	"testing"
 
@@ -13,12 +14,7 @@ import (
 // show the recorded numbers, the CPU demonstrations run, and the exercises compile; the untouched
 // exercise 2 fails on its structure (a signed atomicMax only), its solution does not.
 func TestNoGPUMode(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	if env.GPU() {
 		t.Skip("a GPU answered")
 	}

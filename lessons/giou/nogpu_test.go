@@ -3,22 +3,16 @@
 package giou
 
 import (
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"strings"
 	"testing"
-
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // In the no-GPU mode: every starter and solution compiles (and is not run), a broken kernel is
 // reported, every step can be edited (Try compiles a replacement of its file and refuses a wrong
 // kernel name), and the tables, figures and intro build.
 func TestWithoutAGPU(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	for _, x := range Exercises {
 		sol, err := x.Solution()
 		if err != nil {

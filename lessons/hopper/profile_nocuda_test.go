@@ -7,20 +7,13 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
-
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // Without a GPU, a Profile cell of the TMA step either compiles the reader's copy and says what
 // profiling needs (NVRTC 12 or newer) or says that this NVRTC cannot compile for compute_90a; either
 // way it shows the recorded profile. A step that does not exist is an error naming it.
 func TestProfileCellWithoutAGPU(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	out := labtest.CaptureShow(t)
 	st, err := StepByName(ProfiledStep)
 	if err != nil {
@@ -48,13 +41,8 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 // On a GPU that is not a Hopper (a T4, emulated), the Profile cell names the need and shows the
 // recorded Hopper profile instead; nothing fails.
 func TestProfileCellOffHopper(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
 	t.Setenv("KERNELS_EMULATE", "t4")
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	out := labtest.CaptureShow(t)
 	if err := Profile(env, ProfiledStep, ""); err != nil {
 		t.Fatal(err)

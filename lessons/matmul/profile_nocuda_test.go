@@ -7,20 +7,13 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
-
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // Without a GPU, a Profile cell compiles the step, says what profiling needs and shows the recorded
 // profile of the step under the short name the recorded profiles use ("6"); a reader's edit is
 // compiled as theirs; a step that does not exist is an error naming it.
 func TestProfileCellWithoutAGPU(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	out := labtest.CaptureShow(t)
 	for _, step := range []string{"6", "7 warp tile", "8"} {
 		out.Reset()

@@ -3,21 +3,15 @@
 package oneflow
 
 import (
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"strings"
 	"testing"
-
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // In the no-GPU mode every cell of the notebook must work: kernels and exercises compile, runs are
 // refused with a clear error, and a missing recording is a note, not a failure.
 func TestNoGPUMode(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	if env.GPU() {
 		t.Skip("a GPU answered")
 	}

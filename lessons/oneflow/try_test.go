@@ -1,11 +1,11 @@
 package oneflow
 
 import (
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
-	"github.com/cudalessons/cudalessons/helpers/lab"
 	ko "github.com/cudalessons/cudalessons/kernels/oneflow"
 )
 
@@ -13,12 +13,7 @@ import (
 // on a GPU checked and timed beside itself), a broken edit is a compile error, an unknown step is
 // refused with the list of steps. On a GPU a kernel that leaves an output unwritten fails its check.
 func TestTryEveryStep(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	steps := map[string]string{"naive": "1_naive.cu", "packed": "2_packed.cu", "in flight": "3_inflight.cu", "generic": "u_1_generic.cu", "pack2x": "u_2_pack2x.cu"}
 	for _, s := range AtomicSteps {
 		if s.Name != AtomicSteps[0].Name || !env.GPU() { // the half atomic step takes about 1 s a try on a GPU

@@ -3,22 +3,16 @@
 package reduce
 
 import (
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"strings"
 	"testing"
-
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // In the no-GPU mode every cell of the notebook works: kernels compile, edited steps compile and
 // show the recorded numbers, the CPU demonstrations run, and the exercises compile; the untouched
 // exercise 1 fails on its structure (no shuffles, a 256-float tree), its solution does not.
 func TestNoGPUMode(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	if env.GPU() {
 		t.Skip("a GPU answered")
 	}

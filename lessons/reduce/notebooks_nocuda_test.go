@@ -15,12 +15,7 @@ import (
 // compile list name its own problem, its Walk shows the step's SASS, its targets are its own
 // section's, and the profile's readings cite the recorded profile with its GPU.
 func TestEachNotebooksOwnCells(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	if env.GPU() {
 		t.Skip("a GPU answered")
 	}

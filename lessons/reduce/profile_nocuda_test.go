@@ -8,7 +8,6 @@ import (
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 
-	"github.com/cudalessons/cudalessons/helpers/lab"
 	kr "github.com/cudalessons/cudalessons/kernels/reduce"
 )
 
@@ -16,12 +15,7 @@ import (
 // it), says what profiling needs and shows the recorded profile with its distributed shared
 // memory traffic; a step that does not exist is an error naming it.
 func TestProfileCellWithoutAGPU(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	out := labtest.CaptureShow(t)
 	if err := Profile(env, stepCluster, ""); err != nil {
 		t.Fatal(err)

@@ -1,23 +1,18 @@
 package rwkv
 
 import (
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"strings"
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // Every forward and backward step (and the general ones) can be tried: its own file passes through
 // Try (compiled, and on a GPU checked and timed beside itself), a broken edit is a compile error, an
 // unknown step is refused. On a GPU a kernel that skips the last output fails its check.
 func TestTryEveryStep(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	var names []string
 	for _, st := range append(append([]Step{}, Steps...), GeneralStep) {
 		names = append(names, st.Name)

@@ -3,21 +3,15 @@
 package trilinear
 
 import (
+	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 	"strings"
 	"testing"
-
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // In the no-GPU mode: every starter and solution compiles, exercise 2's starter fails for a
 // structural reason (no reduction across the warp) and its solution passes what can be checked.
 func TestExercisesWithoutAGPU(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	for _, x := range Exercises {
 		sol, err := x.Solution()
 		if err != nil {

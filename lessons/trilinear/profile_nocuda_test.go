@@ -9,7 +9,6 @@ import (
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
 
 	"github.com/cudalessons/cudalessons/helpers/compile"
-	"github.com/cudalessons/cudalessons/helpers/lab"
 	"github.com/cudalessons/cudalessons/helpers/sass"
 	kt "github.com/cudalessons/cudalessons/kernels/trilinear"
 )
@@ -17,12 +16,7 @@ import (
 // Without a GPU, a Profile cell compiles the reader's float4 step, says what profiling needs and
 // shows the recorded profile of the original; a step that does not exist is an error naming it.
 func TestProfileCellWithoutAGPU(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	out := labtest.CaptureShow(t)
 	st, err := StepByName(ProfiledStep)
 	if err != nil {
@@ -48,12 +42,7 @@ func TestProfileCellWithoutAGPU(t *testing.T) {
 // The machine code the notebook points at: step 3's forward kernel loads feats 128 bits at a time,
 // step 2's never does. No GPU needed (nvdisasm, for the recorded GPU's architecture).
 func TestSASSOfTheFloat4Step(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	wide := map[string]int{}
 	for _, step := range []string{"2 coalesced", ProfiledStep} {
 		st, err := StepByName(step)

@@ -7,19 +7,12 @@ import (
 	"testing"
 
 	"github.com/cudalessons/cudalessons/helpers/lab/labtest"
-
-	"github.com/cudalessons/cudalessons/helpers/lab"
 )
 
 // Without a GPU, a Profile cell compiles the reader's float4 and says what profiling needs; a step
 // that does not exist is an error naming it.
 func TestProfileCellWithoutAGPU(t *testing.T) {
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	out := labtest.CaptureShow(t)
 	code, err := readersFloat4()
 	if err != nil {

@@ -15,12 +15,7 @@ import (
 // shown runs a cell's call in the no-GPU mode and returns what it showed.
 func shown(t *testing.T, f func(env *lab.Env) error) string {
 	t.Helper()
-	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
-	env, err := lab.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := labtest.OpenFresh(t)
 	out := labtest.CaptureShow(t)
 	if err := f(env); err != nil {
 		t.Fatal(err)

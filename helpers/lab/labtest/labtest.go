@@ -184,3 +184,17 @@ func LaunchedEvery(t testing.TB, dir compile.Files, envs ...*lab.Env) {
 		t.Error(err)
 	}
 }
+
+// OpenFresh opens the lab as a notebook does (its mode: no GPU, an emulated profile when
+// KERNELS_EMULATE is set, or the GPU), with a compile cache of its own that starts empty, and
+// closes it when the test ends: what the no-GPU tests of a cell's behaviour need.
+func OpenFresh(t testing.TB) *lab.Env {
+	t.Helper()
+	t.Setenv("KERNELS_CACHE_DIR", t.TempDir())
+	env, err := lab.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close() })
+	return env
+}
