@@ -177,6 +177,23 @@ func (g ConvGeom) Tap(oh, ow, r, s int) (ih, iw int, inside bool) {
 	return ih, iw, ih >= 0 && ih < g.H && iw >= 0 && iw < g.W
 }
 
+// SpaceToDepthPixel is where pixel (ih, iw) of channel c lands when space-to-depth with stride S
+// and padding P rearranges the padded input: channel (c·S + dy)·S + dx at (i, j), where
+// ih + P = S·i + dy and iw + P = S·j + dx. Each S x S block of a channel's pixels becomes one pixel
+// of S² channels.
+func SpaceToDepthPixel(c, ih, iw, S, P int) (ch, i, j int) {
+	i, dy := (ih+P)/S, (ih+P)%S
+	j, dx := (iw+P)/S, (iw+P)%S
+	return (c*S+dy)*S + dx, i, j
+}
+
+// SpaceToDepthTap is where tap (r, s) of a filter of stride S lands in the stride-1 filter over the
+// rearranged channels: the channel offset (r mod S)·S + (s mod S) within its input channel's S², and
+// the tap (r / S, s / S) of a ceil(R / S)-wide filter, whose taps that no (r, s) reaches are zeros.
+func SpaceToDepthTap(r, s, S int) (chOff, ri, si int) {
+	return (r%S)*S + s%S, r / S, s / S
+}
+
 // PoolRegion is the side of the conv region that th x tw windows of a size x size max pool with the
 // given stride cover: (t-1)·stride + size each way.
 func PoolRegion(th, tw, size, stride int) (int, int) {

@@ -411,3 +411,84 @@ func TestBoxCounts(t *testing.T) {
 		t.Errorf("a huge count was not clipped to 7: %v", got)
 	}
 }
+
+// Space-to-depth turns a strided convolution into a stride-1 one: on random inputs, every output of
+// an R x R filter at stride S with padding P over C channels equals the ceil(R/S)-wide filter at
+// stride 1 over the C·S² rearranged channels (SpaceToDepthPixel, SpaceToDepthTap), taps past R zero.
+func TestSpaceToDepth(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, g := range []struct{ C, H, W, R, S, P int }{{3, 23, 19, 11, 4, 2}, {2, 9, 10, 3, 2, 1}, {1, 8, 8, 5, 3, 0}, {2, 7, 6, 3, 1, 1}} {
+		x := make([][][]float64, g.C)
+		w := make([][][]float64, g.C)
+		for c := range x {
+			x[c] = make([][]float64, g.H)
+			for i := range x[c] {
+				x[c][i] = make([]float64, g.W)
+				for j := range x[c][i] {
+					x[c][i][j] = r.Float64()*2 - 1
+				}
+			}
+			w[c] = make([][]float64, g.R)
+			for i := range w[c] {
+				w[c][i] = make([]float64, g.R)
+				for j := range w[c][i] {
+					w[c][i][j] = r.Float64()*2 - 1
+				}
+			}
+		}
+		rs := (g.R + g.S - 1) / g.S
+		hp, wp := (g.H+2*g.P+g.S-1)/g.S+rs, (g.W+2*g.P+g.S-1)/g.S+rs
+		cs := g.C * g.S * g.S
+		x2 := make([][][]float64, cs)
+		w2 := make([][][]float64, cs)
+		for c := range x2 {
+			x2[c] = make([][]float64, hp)
+			for i := range x2[c] {
+				x2[c][i] = make([]float64, wp)
+			}
+			w2[c] = make([][]float64, rs)
+			for i := range w2[c] {
+				w2[c][i] = make([]float64, rs)
+			}
+		}
+		for c := 0; c < g.C; c++ {
+			for ih := 0; ih < g.H; ih++ {
+				for iw := 0; iw < g.W; iw++ {
+					ch, i, j := SpaceToDepthPixel(c, ih, iw, g.S, g.P)
+					x2[ch][i][j] = x[c][ih][iw]
+				}
+			}
+			for a := 0; a < g.R; a++ {
+				for b := 0; b < g.R; b++ {
+					off, ri, si := SpaceToDepthTap(a, b, g.S)
+					w2[c*g.S*g.S+off][ri][si] = w[c][a][b]
+				}
+			}
+		}
+		oh, ow := ConvGeom{H: g.H, W: g.W, R: g.R, Stride: g.S, Pad: g.P}.Out()
+		for o1 := 0; o1 < oh; o1++ {
+			for o2 := 0; o2 < ow; o2++ {
+				var want, got float64
+				for c := 0; c < g.C; c++ {
+					for a := 0; a < g.R; a++ {
+						for b := 0; b < g.R; b++ {
+							if ih, iw, in := (ConvGeom{H: g.H, W: g.W, R: g.R, Stride: g.S, Pad: g.P}).Tap(o1, o2, a, b); in {
+								want += w[c][a][b] * x[c][ih][iw]
+							}
+						}
+					}
+				}
+				for c := 0; c < cs; c++ {
+					for a := 0; a < rs; a++ {
+						for b := 0; b < rs; b++ {
+							got += w2[c][a][b] * x2[c][o1+a][o2+b]
+						}
+					}
+				}
+				if math.Abs(got-want) > 1e-12 {
+					t.Fatalf("%+v: output (%d, %d) is %g after space-to-depth, %g before", g, o1, o2, got, want)
+				}
+			}
+		}
+	}
+}

@@ -33,6 +33,7 @@ func All() []Figure {
 		{"06_giou_boxes", "c00", "A prediction p and its target t, their intersection I, union U and smallest enclosing box E, with GIoU = I/U − (E − U)/E computed for overlapping boxes and for a miss; below, the first images of the padded batch (valid slots against padding) and what each step walks", GIoUBoxes},
 		{"07_trilinear", "c00", "The trilinear cell: a point inside and the weights of its eight corners", Trilinear},
 		{"08_tma_ring", "m08-16", "A ring of four stages as a timeline: TMA loads, full barriers, wgmma on each tile and the stage released for the next load", TMARing},
+		{"08_space_to_depth", "2b6af00e", "Space-to-depth at stride 2: each 2 x 2 block of a channel's pixels becomes one pixel of four channels, and a 3 x 3 filter at stride 2 becomes a 2 x 2 filter at stride 1 over them, its taps past the 3 x 3 zero", SpaceToDepthFig},
 		{"08_wgmma_accumulator", "m08-14", "Which thread and register hold each element of wgmma m64nNk16's 64 x N float32 accumulator", WgmmaAccumulator},
 		{"09_guards", "ee2dc40b", "The path of a reader's kernel from the cell to the GPU: NVRTC, ptxas for the GPU's architecture, the load and launch checks, the run under its deadline, a fault, the check against the float64 reference, and Sanitize's compute-sanitizer tools, each with the mistakes of this notebook it catches", Mistakes09},
 	}
@@ -602,8 +603,7 @@ func PoolWindows() ([]byte, error) {
 	}
 	for k, w := range [][2]int{{0, 0}, {0, 1}, {1, 1}} {
 		x, y := x0+float64(w[1]*stride)*s, y0+float64(w[0]*stride)*s
-		fmt.Fprintf(&c.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="3"/>`+"\n",
-			num(x+2+float64(k)), num(y+2+float64(k)), num(size*s-4-2*float64(k)), num(size*s-4-2*float64(k)), palette[k+1])
+		c.Frame(x+2+float64(k), y+2+float64(k), size*s-4-2*float64(k), size*s-4-2*float64(k), palette[k+1], 3)
 	}
 	tx := x0 + float64(W)*s + 20
 	for i, l := range []string{
@@ -1129,4 +1129,65 @@ func wrap(s string, n int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// SpaceToDepthFig draws space-to-depth at stride 2 on one 8 x 8 channel: the four channels its
+// 2 x 2 blocks become (SpaceToDepthPixel), and one output's 3 x 3 window at stride 2 as a 2 x 2
+// window at stride 1 in each of them (SpaceToDepthTap), its taps past the 3 x 3 zero.
+func SpaceToDepthFig() ([]byte, error) {
+	const n, S, R = 8, 2, 3
+	const oh, ow = 1, 1 // the outlined output pixel
+	const s, x0, y0 = 30.0, 40.0, 84.0
+	const cs, x1, gap = 24.0, 400.0, 60.0
+	rs := (R + S - 1) / S
+	q := n / S
+	c := NewCanvas(800, y0+float64(n)*s+120)
+	c.Title("Space-to-depth: a 3 x 3 filter at stride 2 becomes a 2 x 2 filter at stride 1 over 4 channels")
+	c.Text(x0, y0-22, "one input channel, 8 x 8 (pixel numbers)", labelSz, Start, ink)
+	chX := func(ch int) float64 { return x1 + float64(ch%S)*(float64(q)*cs+gap) }
+	chY := func(ch int) float64 { return y0 + float64(ch/S)*(float64(q)*cs+36) }
+	for ih := 0; ih < n; ih++ {
+		for iw := 0; iw < n; iw++ {
+			ch, i, j := SpaceToDepthPixel(0, ih, iw, S, 0)
+			c.cell(x0+float64(iw)*s, y0+float64(ih)*s, s, s, light[ch], fmt.Sprint(ih*n+iw), smallSz, ink)
+			c.cell(chX(ch)+float64(j)*cs, chY(ch)+float64(i)*cs, cs, cs, light[ch], fmt.Sprint(ih*n+iw), tinySz+1, ink)
+		}
+	}
+	c.Frame(x0+float64(ow*S)*s, y0+float64(oh*S)*s, R*s, R*s, palette[3], 3)
+	reached := map[[3]int]bool{} // (channel, tap row, tap column) that a tap of the 3 x 3 reaches
+	for r := 0; r < R; r++ {
+		for t := 0; t < R; t++ {
+			off, ri, si := SpaceToDepthTap(r, t, S)
+			reached[[3]int{off, ri, si}] = true
+		}
+	}
+	zeros := 0
+	for ch := 0; ch < S*S; ch++ {
+		c.Text(chX(ch), chY(ch)-8, fmt.Sprintf("channel %d: x[2i+%d][2j+%d]", ch, ch/S, ch%S), smallSz, Start, ink)
+		for ri := 0; ri < rs; ri++ {
+			for si := 0; si < rs; si++ {
+				if reached[[3]int{ch, ri, si}] {
+					continue
+				}
+				zeros++
+				x, y := chX(ch)+float64(ow+si)*cs, chY(ch)+float64(oh+ri)*cs
+				c.Line(x+3, y+3, x+cs-3, y+cs-3, grid, 1.5)
+				c.Line(x+cs-3, y+3, x+3, y+cs-3, grid, 1.5)
+			}
+		}
+		c.Frame(chX(ch)+float64(ow)*cs, chY(ch)+float64(oh)*cs, float64(rs)*cs, float64(rs)*cs, palette[3], 3)
+	}
+	var lines []string
+	for _, l := range []string{
+		fmt.Sprintf("Red: the 3 x 3 window of output pixel (%d, %d) at stride 2 (left), and the 2 x 2 window of the same output at stride 1 in each channel (right).", oh, ow),
+		fmt.Sprintf("Crossed: the %d of the 16 taps of the 2 x 2 windows that no tap of the 3 x 3 reaches: their filter weights are zero.", zeros),
+		"Each colour is one position in a 2 x 2 block, and one channel after the rearrangement: the same pixels, the same products.",
+		"At stride 1 the k tiles are whole rows of channels that TMA loads as boxes; AlexNet's 3 channels at stride 4 become 48 channels of 3 x 3 taps.",
+	} {
+		lines = append(lines, wrap(l, 130)...)
+	}
+	for i, l := range lines {
+		c.Text(x0, y0+float64(n)*s+26+float64(i)*16, l, smallSz, Start, ink)
+	}
+	return c.Bytes(), nil
 }

@@ -52,6 +52,11 @@ func (c *Canvas) Rect(x, y, w, h float64, fill, stroke string) {
 	fmt.Fprintf(&c.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"%s/>`+"\n", num(x), num(y), num(w), num(h), fill, s)
 }
 
+// Frame draws a rectangle's outline alone, width pixels wide: a window or tile outlined over cells.
+func (c *Canvas) Frame(x, y, w, h float64, stroke string, width float64) {
+	fmt.Fprintf(&c.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-width="%s"/>`+"\n", num(x), num(y), num(w), num(h), stroke, num(width))
+}
+
 // Line draws a segment of the given colour and width.
 func (c *Canvas) Line(x1, y1, x2, y2 float64, stroke string, width float64) {
 	fmt.Fprintf(&c.b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"/>`+"\n", num(x1), num(y1), num(x2), num(y2), stroke, num(width))
