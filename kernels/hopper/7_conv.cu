@@ -21,7 +21,9 @@
 // 56 exist: 12.5% of the work is thrown away, in exchange for boxes that never straddle two rows.
 // The epilogue writes y in NCHW float32 straight from registers, masked: acc + bias, then (when the
 // launch asks) max(., 0) and a second per-filter bias, so a conv + ReLU + bias layer makes one pass
-// over y, not two.
+// over y, not two. The biases of the tile's filters wait in shared memory, loaded while the tile's
+// products run. The biases of the tile's filters wait in shared memory, loaded while the tile's
+// products run.
 // The rest is step 4: clusters of 2 share B by multicast, persistent blocks walk the tiles, a
 // producer warpgroup and two consumers of 64 x BN, a STAGES-deep ring (no staging buffer here).
 //
@@ -38,10 +40,10 @@
 // bytes; 64 as above) and BN to the filters (128 where K <= 128, with wgmma m64n128k16): on layer 63
 // the tensor-core work falls to the useful 0.62 TFLOP and y's writes are what is left. Smaller k
 // tiles carry less work per barrier round, so the ring gets deeper (16 stages of 8 KiB there).
-// Launch: hg_conv_nhwc with grid (ceil(H*W / 32), ceil(Cp / 32), N), block (32, 8);
+// Launch: hg_conv_nhwc with grid (ceil(H*W / (2048 / ct)), ceil(Cp / ct), N), block 256 (ct: Cp if 8 or 16, else 32);
 // hg_conv_filters with grid (ceil(Kp / 32), ceil(Cp / 32), R x R), block (32, 8); then hg_conv with grid
 // 2 x (clusters that fit), block 384, STAGES x 2 x (128 x BK + BK x BN) bytes (twice that with
-// SPLIT) + 1 KiB of dynamic shared memory.
+// SPLIT) + 1 KiB of dynamic shared memory, and 16 x (STAGES + BN / 2) bytes of static.
 // The float32-accurate variant ("7, fitted, fp16x3 split", SPLIT below) takes each value as two fp16
 // parts and makes three products per k tile, step 5's split on this convolution; its error against
 // float64 is that of float32 sums (about 2^-22 of each product from the dropped lo x lo and lo's
@@ -243,31 +245,65 @@ __device__ __forceinline__ void wgmma_tile(float *d, u64 descA, u64 descB) {
 #endif
 }
 
-// xh[n][p][c] = half(x[n][c][p]) for the H*W pixels p of image n, zeros for C <= c < Cp: a 32 x 32
-// tile through shared memory, so both the reads (along pixels) and the writes (along channels)
-// coalesce.
-// (SPLIT: a row of 2 Cp, hi then lo.)
-extern "C" __global__ void hg_conv_nhwc(const float *__restrict__ x, __half *__restrict__ xh, int C, int HW, int Cp) {
-    __shared__ float tile[32][33];
-    const int p0 = blockIdx.x * 32, c0 = blockIdx.y * 32, n = blockIdx.z;
+// Eight float32 values rounded to fp16, packed in 16 bytes for one store; lo gets the eight lo
+// parts fp16((v - hi) x 2^11) (SPLIT's second copy; unused otherwise).
+__device__ __forceinline__ uint4 pack8(const float *v, uint4 *lo) {
+    uint4 h;
+    u32 *hw = (u32 *)&h, *lw = (u32 *)lo;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const __half2 hi = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+        hw[i] = *(const u32 *)&hi;
+        const __half2 l = __floats2half2_rn((v[2 * i] - __low2float(hi)) * LO_SCALE, (v[2 * i + 1] - __high2float(hi)) * LO_SCALE);
+        lw[i] = *(const u32 *)&l;
+    }
+    return h;
+}
+
+// xh[n][p][c] = half(x[n][c][p]) for the H*W pixels p of image n, zeros for C <= c < Cp: a tile of
+// ct channels x 2048 / ct pixels through shared memory (ct = 8, 16 or 32: Cp where it is 8 or 16, so
+// that a layer of few channels keeps every thread busy). Each thread reads two float4 along the pixels of
+// a channel and writes 8 channels of a pixel as one 16-byte store: both sides coalesce, and a
+// thread moves 32 bytes of x, not 4 (a float per thread left the pass issue-bound, at a quarter of
+// the copy bandwidth). (SPLIT: a row of 2 Cp, hi then lo.)
+// Launch: grid (ceil(H*W / (2048 / ct)), ceil(Cp / ct), N), block 256.
+extern "C" __global__ void __launch_bounds__(256) hg_conv_nhwc(const float *__restrict__ x, __half *__restrict__ xh, int C, int HW, int Cp, int ct) {
+    __shared__ float tile[32 * 65];  // ct rows of pt + 1 floats (the + 1 staggers the banks)
+    const int pt = 2048 / ct, ld = pt + 1;
+    const int p0 = blockIdx.x * pt, c0 = blockIdx.y * ct, n = blockIdx.z;
     const float *img = x + (size_t)n * C * HW;
-    for (int i = threadIdx.y; i < 32; i += 8) {
-        const int c = c0 + i, p = p0 + threadIdx.x;
-        tile[i][threadIdx.x] = (c < C && p < HW) ? img[(size_t)c * HW + p] : 0.f;
+    const bool vec = (HW & 3) == 0;  // every channel's row 16-byte aligned
+#pragma unroll
+    for (int it = 0; it < 2; it++) {
+        const int idx = threadIdx.x + 256 * it, c = idx / (pt / 4), p = 4 * (idx % (pt / 4));
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (c0 + c < C) {
+            const float *src = img + (size_t)(c0 + c) * HW + p0 + p;
+            if (vec && p0 + p + 3 < HW) {
+                v = *(const float4 *)src;
+            } else {
+                if (p0 + p < HW) v.x = src[0];
+                if (p0 + p + 1 < HW) v.y = src[1];
+                if (p0 + p + 2 < HW) v.z = src[2];
+                if (p0 + p + 3 < HW) v.w = src[3];
+            }
+        }
+        float *t = tile + c * ld + p;
+        t[0] = v.x, t[1] = v.y, t[2] = v.z, t[3] = v.w;
     }
     __syncthreads();
-    const size_t row = (size_t)HALVES * Cp;
-    __half *out = xh + (size_t)n * HW * row;
-    for (int i = threadIdx.y; i < 32; i += 8) {
-        const int p = p0 + i, c = c0 + threadIdx.x;
-        if (p < HW && c < Cp) {
-            const float v = tile[threadIdx.x][i];
-            const __half hi = __float2half_rn(v);
-            out[(size_t)p * row + c] = hi;
+    const int groups = ct / 8, p = threadIdx.x / groups, g = threadIdx.x % groups;
+    if (p0 + p < HW && c0 + 8 * g < Cp) {
+        float v[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = tile[(8 * g + i) * ld + p];
+        uint4 lo;
+        const uint4 hi = pack8(v, &lo);
+        uint4 *out = (uint4 *)(xh + ((size_t)n * HW + p0 + p) * (HALVES * Cp) + c0 + 8 * g);
+        out[0] = hi;
 #ifdef SPLIT
-            out[(size_t)p * row + Cp + c] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
+        out[Cp / 8] = lo;
 #endif
-        }
     }
 }
 
@@ -302,32 +338,35 @@ extern "C" __global__ void hg_conv_filters(const float *__restrict__ w, __half *
 // w'[k][(c S + dy) S + dx][r'][s'] = w[k][c][S r' + dy][S s' + dx] (zero past R). These two passes
 // write x' in NHWC fp16 (Hs x Ws pixels of Cp channels, Cp >= C S S) and w' as hg_conv_filters
 // writes its filters (hi then lo with SPLIT); hg_conv then runs the stride-1, unpadded layer.
-// One thread per element written, channels fastest (the writes coalesce; the reads of x hit the
-// same few lines of each row). Launch: 1-D, any grid (grid-stride); total is the elements of one
-// part (N Hs Ws Cp, and Rs Rs Cp Kp).
-extern "C" __global__ void hg_conv_s2d(const float *__restrict__ x, __half *__restrict__ xh, int C, int H, int W, int S, int P,
-                                       int Hs, int Ws, int Cp, long long total) {
-    const size_t row = (size_t)HALVES * Cp;
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-        const int cq = (int)(e % Cp);
-        const long long pix = e / Cp;  // (n, i, j)
-        const int j = (int)(pix % Ws), i = (int)((pix / Ws) % Hs);
-        const long long n = pix / ((long long)Ws * Hs);
-        float v = 0.f;
-        if (cq < C * S * S) {
-            const int c = cq / (S * S), dy = (cq / S) % S, dx = cq % S;
-            const int h = S * i + dy - P, w = S * j + dx - P;
-            if (h >= 0 && h < H && w >= 0 && w < W) v = x[((n * C + c) * H + h) * W + w];
-        }
-        const __half hi = __float2half_rn(v);
-        xh[pix * row + cq] = hi;
-#ifdef SPLIT
-        xh[pix * row + Cp + cq] = __float2half_rn((v - __half2float(hi)) * LO_SCALE);
-#endif
+// hg_conv_s2d: a thread writes 8 channels of one pixel of x' as one 16-byte store. The threads of a
+// block run along a row i of image n (j, then the channel groups), so the stores coalesce and the
+// reads of x hit the same few lines of S rows; no 64-bit division per element.
+// Launch: grid (ceil(Ws Cp / 8 / 256), Hs, N), block 256.
+extern "C" __global__ void __launch_bounds__(256) hg_conv_s2d(const float *__restrict__ x, __half *__restrict__ xh, int C, int H, int W, int S,
+                                                              int P, int Hs, int Ws, int Cp) {
+    const int groups = Cp / 8, e = blockIdx.x * 256 + threadIdx.x;
+    if (e >= Ws * groups) return;
+    const int j = e / groups, g = e - j * groups, i = blockIdx.y, n = blockIdx.z;
+    const float *img = x + (size_t)n * C * H * W;
+    float v[8];
+#pragma unroll
+    for (int q = 0; q < 8; q++) {
+        const int cq = 8 * g + q, c = cq / (S * S), dy = (cq / S) % S, dx = cq % S;
+        const int h = S * i + dy - P, w = S * j + dx - P;
+        v[q] = (c < C && h >= 0 && h < H && w >= 0 && w < W) ? img[((size_t)c * H + h) * W + w] : 0.f;
     }
+    uint4 lo;
+    const uint4 hi = pack8(v, &lo);
+    uint4 *out = (uint4 *)(xh + (((size_t)n * Hs + i) * Ws + j) * (HALVES * Cp) + 8 * g);
+    out[0] = hi;
+#ifdef SPLIT
+    out[Cp / 8] = lo;
+#endif
 }
 
-// w' as hg_conv_filters lays out its filters: wb[tap'][c'][k], tap' = r' Rs + s'.
+// w' as hg_conv_filters lays out its filters: wb[tap'][c'][k], tap' = r' Rs + s'. One thread per
+// element written, filters fastest (the writes coalesce). Launch: 1-D, any grid (grid-stride); total
+// is the elements of one part (Rs Rs Cp Kp).
 extern "C" __global__ void hg_conv_s2d_filters(const float *__restrict__ w, __half *__restrict__ wb, int K, int C, int R, int S, int Rs,
                                                int Cp, int Kp, long long total) {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
@@ -399,35 +438,63 @@ __device__ __forceinline__ PixelTile pixel_tile(int m, int tilesW, int tilesH, i
     return t;
 }
 
+// The epilogue's constants of a consumer's tile, in shared memory: entry i holds filters col0 + 2i
+// and col0 + 2i + 1 as {bias, bias, bias2, bias2} (zeros past K, and for bias2 when there is none),
+// so the thread that stores a filter pair reads both biases with one 16-byte load, broadcast to the
+// 8 threads of the pair. The two consumers (both on the same tile) fill it when their tile's filters
+// change, before the tile's products, so that the loads from global memory land while the tensor
+// cores run. (Reading bias[k] from global memory at each store made the epilogue wait on a load per
+// element: the most sampled stall of the whole kernel on KernelBench's conv problems.)
+__device__ __forceinline__ void fill_epilogue(float4 *e, const float *__restrict__ bias, const float *__restrict__ bias2, int col0, int K) {
+    for (int i = threadIdx.x - 128; i < BN / 2; i += 128 * CONSUMERS) {
+        const int k = col0 + 2 * i;
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (k < K) v.x = bias[k], v.z = bias2 != nullptr ? bias2[k] : 0.f;
+        if (k + 1 < K) v.y = bias[k + 1], v.w = bias2 != nullptr ? bias2[k + 1] : 0.f;
+        e[i] = v;
+    }
+}
+// A named barrier (id 1; 0 is __syncthreads) for the consumers' threads alone.
+__device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory"); }
+
 // Writes a consumer's 64 x BN float32 tile (rows: pixels of the tile from row0 on; columns:
 // filters col0 ..) into y (N, K, OH, OW) through the epilogue, masking pixels and filters past the
-// edge: v = acc + bias[k], then max(v, 0) when relu is set, then + bias2[k] when bias2 is not null
-// (KernelBench's level-2 conv + ReLU + bias in one pass over y).
+// edge: v = acc + bias[k], then max(v, 0) when relu is set, then + bias2[k] (KernelBench's level-2
+// conv + ReLU + bias in one pass over y).
 // Thread t of warp w holds rows 16w + t/4 and +8, columns 8j + 2(t%4) and +1 (d[4j .. 4j+3]): the 8
 // threads of a column pair hold 8 consecutive pixels of a row, so each store instruction writes
-// 32-byte runs of y, whole sectors.
-__device__ __forceinline__ float epilogue(float acc, int k, const float *__restrict__ bias, const float *__restrict__ bias2, int relu) {
-    float v = acc + bias[k];
-    if (relu) v = fmaxf(v, 0.f);
-    if (bias2 != nullptr) v += bias2[k];
-    return v;
+// 32-byte runs of y, whole sectors. A tile whose filters are all below K (every tile but the last
+// column's) stores without a test per element.
+__device__ __forceinline__ float epilogue(float acc, float b, float b2, int relu) {
+    const float v = acc + b;
+    return (relu ? fmaxf(v, 0.f) : v) + b2;
 }
-__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float *__restrict__ bias,
-                                           const float *__restrict__ bias2, int relu, PixelTile t,
+__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float4 *e, int relu, PixelTile t,
                                            int row0, int col0, int bwLog2, int N, int K, int OH, int OW) {
-    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, q = lane % 4;
     const size_t plane = (size_t)OH * OW;
+    const bool whole = col0 + BN <= K;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = row0 + 16 * warp + lane / 4 + 8 * h;
         const int oh = t.oh0 + (r >> bwLog2), ow = t.ow0 + (r & ((1 << bwLog2) - 1));
         if (t.n >= N || oh >= OH || ow >= OW) continue;
-        float *out = y + (size_t)t.n * K * plane + (size_t)oh * OW + ow;
+        float *out = y + ((size_t)t.n * K + col0 + 2 * q) * plane + (size_t)oh * OW + ow;
+        if (whole) {
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
-            const int k = col0 + 8 * j + 2 * (lane % 4);
-            if (k < K) out[k * plane] = epilogue(d[4 * j + 2 * h], k, bias, bias2, relu);
-            if (k + 1 < K) out[(k + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], k + 1, bias, bias2, relu);
+            for (int j = 0; j < BN / 8; j++) {
+                const float4 c = e[4 * j + q];
+                out[8 * j * plane] = epilogue(d[4 * j + 2 * h], c.x, c.z, relu);
+                out[(8 * j + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], c.y, c.w, relu);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++) {
+                const int k = col0 + 8 * j + 2 * q;
+                const float4 c = e[4 * j + q];
+                if (k < K) out[8 * j * plane] = epilogue(d[4 * j + 2 * h], c.x, c.z, relu);
+                if (k + 1 < K) out[(8 * j + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], c.y, c.w, relu);
+            }
         }
     }
 }
@@ -444,6 +511,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
     elem *sA = (elem *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
     elem *sB = sA + STAGES * HALVES * A_STAGE;  // stage st: A at sA + st HALVES A_STAGE, B likewise
     __shared__ __align__(8) u64 full[STAGES], empty[STAGES];
+    __shared__ float4 epi[BN / 2];  // the tile's epilogue constants (fill_epilogue)
     const int wg = threadIdx.x / 128;
     const u32 rank = cluster_rank(), peer = rank ^ 1;
     const int tiles = R * R * cblocks;  // k tiles: taps x channel blocks
@@ -489,7 +557,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
         const int half = wg - 1;
-        int g = 0;
+        int g = 0, ecol = -1;  // ecol: the filters whose constants epi holds
         float d[BN / 2];
 #ifdef SPLIT
         float tmp[BN / 2], corr[BN / 2];
@@ -499,6 +567,12 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
             super_tile(i, rows, cols, &sr, &sc);
             const PixelTile pt = pixel_tile(2 * sr + rank, tilesW, tilesH, bwLog2);
             const int col0 = sc * BN;
+            const bool refill = col0 != ecol;
+            if (refill) {
+                consumer_sync();  // both consumers' stores of their last tile have read the old ones
+                fill_epilogue(epi, bias, bias2, col0, K);
+                ecol = col0;
+            }
 #pragma unroll
             for (int j = 0; j < BN / 2; j++) d[j] = 0.f;
 #ifdef SPLIT
@@ -553,7 +627,8 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
                 mbar_arrive_cluster(&empty[last], peer);
             }
 #endif
-            store_nchw(d, y, bias, bias2, relu, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
+            if (refill) consumer_sync();  // the new constants are in place
+            store_nchw(d, y, epi, relu, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
         }
     }
     cluster_sync();

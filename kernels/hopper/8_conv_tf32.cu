@@ -207,31 +207,63 @@ __device__ __forceinline__ PixelTile pixel_tile(int m, int tilesW, int tilesH, i
     return t;
 }
 
-// Writes a consumer's 64 x 256 float32 tile into y (N, K, OH, OW) through step 7's epilogue
-// (acc + bias[k], then max(v, 0) when relu is set, then + bias2[k] when bias2 is not null), masked,
-// from the same fragment layout as step 7.
-__device__ __forceinline__ float epilogue(float acc, int k, const float *__restrict__ bias, const float *__restrict__ bias2, int relu) {
-    float v = acc + bias[k];
-    if (relu) v = fmaxf(v, 0.f);
-    if (bias2 != nullptr) v += bias2[k];
-    return v;
+// The epilogue's constants of a consumer's tile, in shared memory: entry i holds filters col0 + 2i
+// and col0 + 2i + 1 as {bias, bias, bias2, bias2} (zeros past K, and for bias2 when there is none),
+// so the thread that stores a filter pair reads both biases with one 16-byte load, broadcast to the
+// 8 threads of the pair. The two consumers (both on the same tile) fill it when their tile's filters
+// change, before the tile's products, so that the loads from global memory land while the tensor
+// cores run. (Reading bias[k] from global memory at each store made the epilogue wait on a load per
+// element: the most sampled stall of the whole kernel on KernelBench's conv problems.) As step 7.
+__device__ __forceinline__ void fill_epilogue(float4 *e, const float *__restrict__ bias, const float *__restrict__ bias2, int col0, int K) {
+    for (int i = threadIdx.x - 128; i < BN / 2; i += 128 * CONSUMERS) {
+        const int k = col0 + 2 * i;
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (k < K) v.x = bias[k], v.z = bias2 != nullptr ? bias2[k] : 0.f;
+        if (k + 1 < K) v.y = bias[k + 1], v.w = bias2 != nullptr ? bias2[k + 1] : 0.f;
+        e[i] = v;
+    }
 }
-__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float *__restrict__ bias,
-                                           const float *__restrict__ bias2, int relu, PixelTile t,
+// A named barrier (id 1; 0 is __syncthreads) for the consumers' threads alone.
+__device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(128 * CONSUMERS) : "memory"); }
+
+// Writes a consumer's 64 x BN float32 tile (rows: pixels of the tile from row0 on; columns:
+// filters col0 ..) into y (N, K, OH, OW) through the epilogue, masking pixels and filters past the
+// edge: v = acc + bias[k], then max(v, 0) when relu is set, then + bias2[k] (KernelBench's level-2
+// conv + ReLU + bias in one pass over y).
+// Thread t of warp w holds rows 16w + t/4 and +8, columns 8j + 2(t%4) and +1 (d[4j .. 4j+3]): the 8
+// threads of a column pair hold 8 consecutive pixels of a row, so each store instruction writes
+// 32-byte runs of y, whole sectors. A tile whose filters are all below K (every tile but the last
+// column's) stores without a test per element.
+__device__ __forceinline__ float epilogue(float acc, float b, float b2, int relu) {
+    const float v = acc + b;
+    return (relu ? fmaxf(v, 0.f) : v) + b2;
+}
+__device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y, const float4 *e, int relu, PixelTile t,
                                            int row0, int col0, int bwLog2, int N, int K, int OH, int OW) {
-    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, q = lane % 4;
     const size_t plane = (size_t)OH * OW;
+    const bool whole = col0 + BN <= K;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = row0 + 16 * warp + lane / 4 + 8 * h;
         const int oh = t.oh0 + (r >> bwLog2), ow = t.ow0 + (r & ((1 << bwLog2) - 1));
         if (t.n >= N || oh >= OH || ow >= OW) continue;
-        float *out = y + (size_t)t.n * K * plane + (size_t)oh * OW + ow;
+        float *out = y + ((size_t)t.n * K + col0 + 2 * q) * plane + (size_t)oh * OW + ow;
+        if (whole) {
 #pragma unroll
-        for (int j = 0; j < 32; j++) {
-            const int k = col0 + 8 * j + 2 * (lane % 4);
-            if (k < K) out[k * plane] = epilogue(d[4 * j + 2 * h], k, bias, bias2, relu);
-            if (k + 1 < K) out[(k + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], k + 1, bias, bias2, relu);
+            for (int j = 0; j < BN / 8; j++) {
+                const float4 c = e[4 * j + q];
+                out[8 * j * plane] = epilogue(d[4 * j + 2 * h], c.x, c.z, relu);
+                out[(8 * j + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], c.y, c.w, relu);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++) {
+                const int k = col0 + 8 * j + 2 * q;
+                const float4 c = e[4 * j + q];
+                if (k < K) out[8 * j * plane] = epilogue(d[4 * j + 2 * h], c.x, c.z, relu);
+                if (k + 1 < K) out[(8 * j + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], c.y, c.w, relu);
+            }
         }
     }
 }
@@ -247,6 +279,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
     float *sA = (float *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
     float *sB = sA + STAGES * A_STAGE;
     __shared__ __align__(8) u64 full[STAGES], empty[STAGES];
+    __shared__ float4 epi[BN / 2];  // the tile's epilogue constants (fill_epilogue)
     const int wg = threadIdx.x / 128;
     const u32 rank = cluster_rank(), peer = rank ^ 1;
     const int tiles = R * R * cblocks;  // k tiles: taps x channel blocks
@@ -288,13 +321,19 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
         const int half = wg - 1;
-        int g = 0;
+        int g = 0, ecol = -1;  // ecol: the filters whose constants epi holds
         float d[128];
         for (int i = cluster; i < supers; i += clusters) {
             int sr, sc;
             super_tile(i, rows, cols, &sr, &sc);
             const PixelTile pt = pixel_tile(2 * sr + rank, tilesW, tilesH, bwLog2);
             const int col0 = sc * BN;
+            const bool refill = col0 != ecol;
+            if (refill) {
+                consumer_sync();  // both consumers' stores of their last tile have read the old ones
+                fill_epilogue(epi, bias, bias2, col0, K);
+                ecol = col0;
+            }
 #pragma unroll
             for (int j = 0; j < 128; j++) d[j] = 0.f;
             for (int t = 0; t < tiles; t++, g++) {
@@ -319,7 +358,8 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
                 mbar_arrive(&empty[last]);
                 mbar_arrive_cluster(&empty[last], peer);
             }
-            store_nchw(d, y, bias, bias2, relu, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
+            if (refill) consumer_sync();  // the new constants are in place
+            store_nchw(d, y, epi, relu, pt, 64 * half, col0, bwLog2, N, K, OH, OW);
         }
     }
     cluster_sync();

@@ -79,8 +79,9 @@ func AllConvs() []Step { return append(append([]Step{}, Convs...), ConvVariants.
 // stage) carry little work each, so more of them must be in flight to cover TMA's latency.
 const MaxFitStages = 16
 
-// fitStatic bounds a fitted step's static shared memory: its ring's two barriers per stage.
-const fitStatic = 16 * MaxFitStages
+// fitStatic is a fitted step's static shared memory: its ring's two barriers per stage and its
+// epilogue's constants (16 bytes per pair of the tile's bn filters).
+func fitStatic(stages, bn int) int { return 16*stages + 8*bn }
 
 // fitBK is the k tile of a fitted step on cp channels: of 64, 32 and 16, the one that pads the
 // channels least, the larger on a tie (fewer barrier rounds).
@@ -151,8 +152,9 @@ func (st Step) elemBytes() int {
 }
 
 // PlanConv returns the launch of conv step st on layer s on d, or why it cannot take it, before
-// anything is compiled or launched: a stride other than 1, a batch or a tap count over grid.z's
-// 65535 (the layout passes), a GPU other than a Hopper, too little shared memory.
+// anything is compiled or launched: a stride other than 1 (for the steps), a batch or a tap count
+// over grid.z's 65535 (the layout passes) or rows over grid.y's (space to depth), a GPU other than a
+// Hopper, too little shared memory.
 func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	if err := s.Validate(); err != nil {
 		return ConvPlan{}, err
@@ -166,8 +168,11 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	if s.S != 1 && len(st.S2D) == 0 {
 		return ConvPlan{}, fmt.Errorf("hopper %s: %v has stride %d; the step's TMA boxes walk the image a pixel at a time (stride 1). Lesson 05's steps and the fitted variants (space to depth) take strided layers", st.Name, s, s.S)
 	}
-	if s.S == 1 && s.N > 65535 {
-		return ConvPlan{}, fmt.Errorf("hopper %s: batch N = %d is over the NHWC pass's limit of 65535 images (grid.z)", st.Name, s.N)
+	if s.N > 65535 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: batch N = %d is over the layout pass's limit of 65535 images (grid.z)", st.Name, s.N)
+	}
+	if s.S != 1 && SpaceToDepth(s).H > 65535 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: %v has %d rows after space to depth, over the pass's limit of 65535 (grid.y)", st.Name, s, SpaceToDepth(s).H)
 	}
 	if s.S == 1 && s.R*s.R > 65535 {
 		return ConvPlan{}, fmt.Errorf("hopper %s: a %dx%d kernel has %d taps, over the filters' pass's limit of 65535 (grid.z)", st.Name, s.R, s.R, s.R*s.R)
@@ -188,7 +193,7 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 		stage := st.halves() * st.elemBytes() * (st.BM*p.BK + p.BK*p.BN)
 		p.Stages = MaxFitStages
 		if lim := d.MaxSharedPerBlockOptin; lim > 0 {
-			p.Stages = min(MaxFitStages, (lim-alignSlack-fitStatic)/stage)
+			p.Stages = min(MaxFitStages, (lim-alignSlack-fitStatic(0, p.BN))/(stage+fitStatic(1, 0)))
 		}
 		if p.Stages < MinStages {
 			p.Stages = 0
@@ -465,6 +470,15 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 	x, w, bias := p.Buffers()
 	hw := s.H * s.W
 	nhwc := gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(hw, 32), Y: gpu.CeilDiv(pl.Cp, 32), Z: s.N}, Block: gpu.D2(32, 8)}
+	nhwcArgs := []any{x, c.x, int32(s.C), int32(hw), int32(pl.Cp)}
+	if st.Products != conv.TF32 { // blocks of ct channels x 2048 / ct pixels, 8 channels a thread
+		ct := 32 // the kernel takes 8, 16 or 32; a few channels fill its 8- or 16-channel tiles
+		if pl.Cp <= 16 {
+			ct = pl.Cp
+		}
+		nhwc = gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(hw, 2048/ct), Y: gpu.CeilDiv(pl.Cp, ct), Z: s.N}, Block: gpu.D1(256)}
+		nhwcArgs = append(nhwcArgs, int32(ct))
+	}
 	filters := gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(pl.Kp, 32), Y: gpu.CeilDiv(pl.Cp, 32), Z: s.R * s.R}, Block: gpu.D2(32, 8)}
 	filterArgs := []any{w, c.w, int32(s.K), int32(s.C), int32(s.R * s.R), int32(pl.Cp), int32(pl.Kp)}
 	if st.Products == conv.TF32 { // one block per filter and 32 channels, taps by its rows
@@ -476,18 +490,18 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 	args := []any{mapX, mapW, bias, y, int32(s.N), int32(s.K), int32(s.OH()), int32(s.OW()), int32(s.R), int32(s.P),
 		int32(pl.CBlocks), int32(bwLog2), int32(pl.TilesW), int32(pl.TilesH), bias2, relu}
 	passes = func() error {
-		if err := ks[1].Launch(nhwc, x, c.x, int32(s.C), int32(hw), int32(pl.Cp)); err != nil {
+		if err := ks[1].Launch(nhwc, nhwcArgs...); err != nil {
 			return err
 		}
 		return ks[2].Launch(filters, filterArgs...)
 	}
-	if outer.S != 1 { // space to depth: 1-D grid-stride passes over the copies (one part each)
-		nx, nw := pl.copyLens(Step{}, s)
-		gx := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, int(nx), 256, 4)), Block: gpu.D1(256)}
+	if outer.S != 1 { // space to depth: x' by rows of pixels, 8 channels a thread; w' 1-D, grid-stride
+		_, nw := pl.copyLens(Step{}, s)
+		gx := gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(s.W*pl.Cp/8, 256), Y: s.H, Z: s.N}, Block: gpu.D1(256)}
 		gw := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, int(nw), 256, 4)), Block: gpu.D1(256)}
 		passes = func() error {
 			if err := ks[len(names)-2].Launch(gx, x, c.x, int32(outer.C), int32(outer.H), int32(outer.W), int32(outer.S), int32(outer.P),
-				int32(s.H), int32(s.W), int32(pl.Cp), nx); err != nil {
+				int32(s.H), int32(s.W), int32(pl.Cp)); err != nil {
 				return err
 			}
 			return ks[len(names)-1].Launch(gw, w, c.w, int32(outer.K), int32(outer.C), int32(outer.R), int32(outer.S), int32(s.R),
