@@ -18,7 +18,7 @@
 // The epilogue writes float32 pairs straight from registers: a quad of threads covers 32
 // contiguous bytes of a row, whole sectors, so staging through shared memory would buy nothing.
 // Launch: hg_split_halves over A (M x K into M x Kp) and over B (K x N into Kp x Np), Kp and Np
-// rounded up to multiples of 8 (grid-stride, block 256); then hg_split_product with grid
+// rounded up to multiples of 8 (4 elements a thread, blocks of 256 threads: below); then hg_split_product with grid
 // 2 x (clusters that fit), block 384, STAGES x 64 KiB + 1 KiB of dynamic shared memory (3 stages:
 // 193 KiB), and K = Kp. Tensor maps: Ahi and Alo (M x Kp) with 128 x 64 boxes, Bhi and Blo (Kp x Np)
 // with 64 x 64 boxes, fp16, 128-byte swizzled.
@@ -136,16 +136,40 @@ __device__ __forceinline__ void wgmma_n128(float *d, u64 descA, u64 descB, int s
 // hi = fp16(x), lo = fp16((x - hi) * LO_SCALE) for x (rows x cols, row-major), written as a
 // rowsOut x colsOut matrix whose extra rows and columns are zeros: padded to multiples of 8, the
 // halves have the 16-byte row strides TMA needs whatever the shape, and the zeros add nothing to
-// the product. Grid-stride over the output.
+// the product. A thread converts 4 consecutive elements of a row (one float4 read where the row
+// allows it, two 8-byte writes) and walks down the rows: no 64-bit division per element, which
+// left a thread-per-element pass issue-bound well under the copy bandwidth.
+// Launch: block (bx, 256 / bx) with bx = colsOut / 4 rounded up to a multiple of 32, at most 256;
+// grid (ceil(colsOut / 4 / bx), ceil(rowsOut / by), at most 65535 rows of blocks).
 extern "C" __global__ void hg_split_halves(const float *__restrict__ x, elem *__restrict__ hi, elem *__restrict__ lo,
                                            int rows, int cols, int rowsOut, int colsOut) {
-    const long long n = (long long)rowsOut * colsOut;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-        const int r = (int)(i / colsOut), c = (int)(i % colsOut);
-        const float v = r < rows && c < cols ? x[(size_t)r * cols + c] : 0.f;
-        const elem h = __float2half_rn(v);
-        hi[i] = h;
-        lo[i] = __float2half_rn((v - __half2float(h)) * LO_SCALE);
+    const int c = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (c >= colsOut) return;
+    const bool vec = (cols & 3) == 0 && c + 3 < cols;
+    for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rowsOut; r += gridDim.y * blockDim.y) {
+        float v[4] = {0.f, 0.f, 0.f, 0.f};
+        if (r < rows) {
+            const float *src = x + (size_t)r * cols + c;
+            if (vec) {
+                const float4 f = *(const float4 *)src;
+                v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+            } else {
+#pragma unroll
+                for (int q = 0; q < 4; q++) v[q] = c + q < cols ? src[q] : 0.f;
+            }
+        }
+        uint2 h, l;
+        u32 *hw = (u32 *)&h, *lw = (u32 *)&l;
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            const __half2 p = __floats2half2_rn(v[2 * q], v[2 * q + 1]);
+            const __half2 s = __floats2half2_rn((v[2 * q] - __low2float(p)) * LO_SCALE, (v[2 * q + 1] - __high2float(p)) * LO_SCALE);
+            hw[q] = *(const u32 *)&p;
+            lw[q] = *(const u32 *)&s;
+        }
+        const size_t at = (size_t)r * colsOut + c;
+        *(uint2 *)(hi + at) = h;
+        *(uint2 *)(lo + at) = l;
     }
 }
 

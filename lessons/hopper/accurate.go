@@ -30,8 +30,19 @@ var Accurate = []Step{Split, TF32}
 // SplitDType is the record dtype of the split step (lesson 03's name for the same split).
 const SplitDType = "fp16x3"
 
-// SplitBlock is the block of hg_split_halves, launched grid-stride over 4 waves.
+// SplitBlock is the threads of a block of hg_split_halves.
 const SplitBlock = 256
+
+// SplitHalvesConfig is hg_split_halves' launch over a rowsOut x colsOut output: 4 columns a thread,
+// a block as wide as the row's quads (a multiple of 32, at most SplitBlock) and as many rows tall
+// as fill SplitBlock threads, at most 65535 rows of blocks (the rows past them walked by the
+// threads).
+func SplitHalvesConfig(rowsOut, colsOut int) gpu.Config {
+	quads := gpu.CeilDiv(colsOut, 4)
+	bx := min(SplitBlock, gpu.CeilDiv(quads, 32)*32)
+	by := SplitBlock / bx
+	return gpu.Config{Grid: gpu.D2(gpu.CeilDiv(quads, bx), min(65535, gpu.CeilDiv(rowsOut, by))), Block: gpu.D2(bx, by)}
+}
 
 // AccurateProblem is a float32 product (lesson 03's problem: inputs, sample, float64 reference and
 // buffers) with what the float32-in steps make of it first: the fp16 halves the split multiplies,
@@ -183,11 +194,9 @@ func (p *AccurateProblem) splitParts(st Step, code string) (SplitParts, *lab.Pro
 	if err != nil {
 		return SplitParts{}, prog, cfg, err
 	}
-	d := p.env.Session.Device
 	s, h, m := p.Shape, p.halves, p.maps
 	kp, np := pad8(s.K), pad8(s.N)
-	ca := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, s.M*kp, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
-	cb := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(d, kp*np, SplitBlock, 4)), Block: gpu.D1(SplitBlock)}
+	ca, cb := SplitHalvesConfig(s.M, kp), SplitHalvesConfig(kp, np)
 	args := []any{m[0], m[1], m[2], m[3], p.Cd, int32(s.M), int32(s.N), int32(kp)} // K padded: its zeros add nothing
 	return SplitParts{
 		SplitA: func() error {
