@@ -463,8 +463,8 @@ __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;\
 // conv + ReLU + bias in one pass over y).
 // Thread t of warp w holds rows 16w + t/4 and +8, columns 8j + 2(t%4) and +1 (d[4j .. 4j+3]): the 8
 // threads of a column pair hold 8 consecutive pixels of a row, so each store instruction writes
-// 32-byte runs of y, whole sectors. A tile whose filters are all below K (every tile but the last
-// column's) stores without a test per element.
+// 32-byte runs of y, whole sectors. With no load left in it, the test of each filter against K is
+// a predicate on its store, not a branch.
 __device__ __forceinline__ float epilogue(float acc, float b, float b2, int relu) {
     const float v = acc + b;
     return (relu ? fmaxf(v, 0.f) : v) + b2;
@@ -473,28 +473,18 @@ __device__ __forceinline__ void store_nchw(const float *d, float *__restrict__ y
                                            int row0, int col0, int bwLog2, int N, int K, int OH, int OW) {
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32, q = lane % 4;
     const size_t plane = (size_t)OH * OW;
-    const bool whole = col0 + BN <= K;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         const int r = row0 + 16 * warp + lane / 4 + 8 * h;
         const int oh = t.oh0 + (r >> bwLog2), ow = t.ow0 + (r & ((1 << bwLog2) - 1));
         if (t.n >= N || oh >= OH || ow >= OW) continue;
         float *out = y + ((size_t)t.n * K + col0 + 2 * q) * plane + (size_t)oh * OW + ow;
-        if (whole) {
 #pragma unroll
-            for (int j = 0; j < BN / 8; j++) {
-                const float4 c = e[4 * j + q];
-                out[8 * j * plane] = epilogue(d[4 * j + 2 * h], c.x, c.z, relu);
-                out[(8 * j + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], c.y, c.w, relu);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < BN / 8; j++) {
-                const int k = col0 + 8 * j + 2 * q;
-                const float4 c = e[4 * j + q];
-                if (k < K) out[8 * j * plane] = epilogue(d[4 * j + 2 * h], c.x, c.z, relu);
-                if (k + 1 < K) out[(8 * j + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], c.y, c.w, relu);
-            }
+        for (int j = 0; j < BN / 8; j++) {
+            const int k = col0 + 8 * j + 2 * q;
+            const float4 c = e[4 * j + q];
+            if (k < K) out[8 * j * plane] = epilogue(d[4 * j + 2 * h], c.x, c.z, relu);
+            if (k + 1 < K) out[(8 * j + 1) * plane] = epilogue(d[4 * j + 2 * h + 1], c.y, c.w, relu);
         }
     }
 }
