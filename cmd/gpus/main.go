@@ -104,6 +104,12 @@ func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool,
 	if err != nil {
 		return 0, err
 	}
+	for i := range res {
+		res[i].Host = r.Device.Hardware().Name
+		if !env.GPU() {
+			res[i].Host = "no GPU"
+		}
+	}
 	f.Merge(res)
 	f.Date = time.Now().UTC().Format(time.RFC3339)
 	f.Host, f.Driver, f.CUDA, f.NVRTC = r.Device.Hardware().Name, r.DriverRelease, r.CUDADriver, r.NVRTC

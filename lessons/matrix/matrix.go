@@ -72,6 +72,7 @@ type Result struct {
 	Refused  []Refusal `json:"refused"`
 	Source   string    `json:"steps_source"`     // "measured" or "checked"
 	Device   string    `json:"device"`           // as the runs name it: the profile's limits on the host
+	Host     string    `json:"host,omitempty"`   // the GPU the run ran on (cmd/gpus sets it)
 	Commit   string    `json:"commit,omitempty"` // the project's commit that ran (Config.Commit)
 	Date     string    `json:"date,omitempty"`
 }

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -106,8 +107,11 @@ func Markdown(f *File) string {
 		b.WriteString("Not run yet: `go run ./cmd/gpus` on a machine with a GPU writes `results/gpus.json`.\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%s, run on %s (driver %s, CUDA %s, NVRTC %s), the latest results %s, %s; each notebook executed through the GoNB kernel by %s with `KERNELS_EMULATE=<profile>`. ",
+	fmt.Fprintf(&b, "%s, the latest results run on %s (driver %s, CUDA %s, NVRTC %s) %s, %s; each notebook executed through the GoNB kernel by %s with `KERNELS_EMULATE=<profile>`. ",
 		f.Mode, f.Host, dash(f.Driver), dash(f.CUDA), dash(f.NVRTC), f.Date, f.Method, f.Runner)
+	if hosts := hostsOf(f); len(hosts) > 1 {
+		fmt.Fprintf(&b, "The runs' host GPUs: %s. ", strings.Join(hosts, ", "))
+	}
 	b.WriteString("The timings inside such runs are the host's and are not recorded here: this is about what runs, not how fast.")
 	if commits := commitsOf(f); len(commits) > 0 {
 		fmt.Fprintf(&b, " Project commit(s) run: %s (each result records its own in `results/gpus.json`).", strings.Join(commits, ", "))
@@ -200,6 +204,24 @@ func commitsOf(f *File) []string {
 		if r.Commit != "" && !slices.Contains(out, r.Commit) {
 			out = append(out, r.Commit)
 		}
+	}
+	return out
+}
+
+// hostsOf is each GPU the results ran on, with its count of runs, in first-seen order.
+func hostsOf(f *File) []string {
+	var hosts []string
+	count := map[string]int{}
+	for _, r := range f.Results {
+		h := cmp.Or(r.Host, "not recorded")
+		if count[h] == 0 {
+			hosts = append(hosts, h)
+		}
+		count[h]++
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = fmt.Sprintf("%s (%d runs)", h, count[h])
 	}
 	return out
 }
