@@ -137,29 +137,7 @@ func TestTuneUnary(t *testing.T) {
 		t.Fatal("no ReLU op")
 	}
 	const n = 4096 * 393216
-	x, err := gpu.Alloc[float32](env.Session, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Free()
-	y, err := gpu.Alloc[float32](env.Session, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer y.Free()
-	host := make([]float32, 1<<20)
-	for i := range host {
-		host[i] = float32(i%2001)/1000 - 1
-	}
-	for off := 0; off < n; off += len(host) {
-		v, err := x.View(off, len(host))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := v.CopyFromHost(host); err != nil {
-			t.Fatal(err)
-		}
-	}
+	x, y, host := tuneBuffers(t, env, n)
 	d := env.Session.Device
 	bytes := 8.0 * n
 	t.Logf("copy bandwidth %.0f GB/s", env.Receipt.CopyGBps)
@@ -214,4 +192,34 @@ func TestTuneUnary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tuneBuffers allocates a tuning sweep's x and y of n floats each, freed when the test ends, x
+// filled with host repeated: a ramp of finite values over [-1, 1] (NaN would take slow paths).
+func tuneBuffers(t *testing.T, env *lab.Env, n int) (x, y *gpu.Buffer[float32], host []float32) {
+	t.Helper()
+	x, err := gpu.Alloc[float32](env.Session, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Free() })
+	y, err = gpu.Alloc[float32](env.Session, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { y.Free() })
+	host = make([]float32, 1<<20)
+	for i := range host {
+		host[i] = float32(i%2001)/1000 - 1
+	}
+	for off := 0; off < n; off += len(host) {
+		v, err := x.View(off, min(len(host), n-off))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.CopyFromHost(host[:min(len(host), n-off)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return x, y, host
 }

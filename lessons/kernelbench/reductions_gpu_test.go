@@ -68,29 +68,7 @@ func TestTuneRMSNorm(t *testing.T) {
 	env := labtest.Open(t)
 	const b, c, hw = 112, 64, 512 * 512
 	n := b * c * hw
-	x, err := gpu.Alloc[float32](env.Session, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Free()
-	y, err := gpu.Alloc[float32](env.Session, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer y.Free()
-	host := make([]float32, 1<<20) // finite values: NaN would take the division's slow path
-	for i := range host {
-		host[i] = float32(i%2001)/1000 - 1
-	}
-	for off := 0; off < n; off += len(host) {
-		v, err := x.View(off, len(host))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := v.CopyFromHost(host); err != nil {
-			t.Fatal(err)
-		}
-	}
+	x, y, _ := tuneBuffers(t, env, n)
 	be := NewBackend(env).(backend)
 	t.Logf("copy bandwidth %.0f GB/s", env.Receipt.CopyGBps)
 	for _, parts := range []int{1, 2, 4} {
