@@ -107,6 +107,15 @@ func TestRunMergeAndRender(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	if strings.Contains(md, "host GPUs") {
+		t.Error("one host (here none recorded), yet the page lists the hosts")
+	}
+	for i := range g.Results { // runs on two GPUs: the page says which and how many
+		g.Results[i].Host = []string{"GPU A", "GPU B", "GPU B", "GPU B"}[i]
+	}
+	if md := Markdown(g); !strings.Contains(md, "The runs' host GPUs: GPU A (1 runs), GPU B (3 runs).") {
+		t.Errorf("the page does not list the runs' hosts:\n%s", md)
+	}
 	if _, err := Run(Config{Root: root, Profiles: []string{"b300"}, Runner: runner}); err == nil || !strings.Contains(err.Error(), "no GPU profile") {
 		t.Errorf("an unknown profile: %v", err)
 	}
