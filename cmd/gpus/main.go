@@ -104,11 +104,12 @@ func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool,
 	if err != nil {
 		return 0, err
 	}
+	host := r.Device.Hardware().Name
+	if !env.GPU() {
+		host = "no GPU"
+	}
 	for i := range res {
-		res[i].Host = r.Device.Hardware().Name
-		if !env.GPU() {
-			res[i].Host = "no GPU"
-		}
+		res[i].Host = host
 	}
 	f.Merge(res)
 	f.Date = time.Now().UTC().Format(time.RFC3339)

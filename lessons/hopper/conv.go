@@ -79,9 +79,17 @@ func AllConvs() []Step { return append(append([]Step{}, Convs...), ConvVariants.
 // stage) carry little work each, so more of them must be in flight to cover TMA's latency.
 const MaxFitStages = 16
 
-// fitStatic is a fitted step's static shared memory: its ring's two barriers per stage and its
-// epilogue's constants (16 bytes per pair of the tile's bn filters).
-func fitStatic(stages, bn int) int { return 16*stages + 8*bn }
+// stageBarrierBytes is the static shared memory of one stage of a conv step's ring: its two
+// 8-byte barriers.
+const stageBarrierBytes = 16
+
+// epilogueBytes is the static shared memory of a conv step's epilogue constants on a tile of bn
+// filters: 16 bytes per pair.
+func epilogueBytes(bn int) int { return 8 * bn }
+
+// fitStatic is a fitted step's static shared memory: its ring's barriers and its epilogue's
+// constants.
+func fitStatic(stages, bn int) int { return stageBarrierBytes*stages + epilogueBytes(bn) }
 
 // fitBK is the k tile of a fitted step on cp channels: of 64, 32 and 16, the one that pads the
 // channels least, the larger on a tie (fewer barrier rounds).
@@ -193,7 +201,7 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 		stage := st.halves() * st.elemBytes() * (st.BM*p.BK + p.BK*p.BN)
 		p.Stages = MaxFitStages
 		if lim := d.MaxSharedPerBlockOptin; lim > 0 {
-			p.Stages = min(MaxFitStages, (lim-alignSlack-fitStatic(0, p.BN))/(stage+fitStatic(1, 0)))
+			p.Stages = min(MaxFitStages, (lim-alignSlack-epilogueBytes(p.BN))/(stage+stageBarrierBytes))
 		}
 		if p.Stages < MinStages {
 			p.Stages = 0
@@ -469,9 +477,11 @@ func (p *ConvProblem) launches(st Step, code string) (passes, product func() err
 	}
 	x, w, bias := p.Buffers()
 	hw := s.H * s.W
-	nhwc := gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(hw, 32), Y: gpu.CeilDiv(pl.Cp, 32), Z: s.N}, Block: gpu.D2(32, 8)}
+	var nhwc gpu.Config
 	nhwcArgs := []any{x, c.x, int32(s.C), int32(hw), int32(pl.Cp)}
-	if st.Products != conv.TF32 { // blocks of ct channels x 2048 / ct pixels, 8 channels a thread
+	if st.Products == conv.TF32 { // 32 x 32 tiles, a float a thread
+		nhwc = gpu.Config{Grid: gpu.Dim{X: gpu.CeilDiv(hw, 32), Y: gpu.CeilDiv(pl.Cp, 32), Z: s.N}, Block: gpu.D2(32, 8)}
+	} else { // blocks of ct channels x 2048 / ct pixels, 8 channels a thread
 		ct := 32 // the kernel takes 8, 16 or 32; a few channels fill its 8- or 16-channel tiles
 		if pl.Cp <= 16 {
 			ct = pl.Cp
