@@ -6,7 +6,10 @@ import sys
 
 import torch
 
-ARGS = json.loads(sys.stdin.read() or "{}")
+# A script run on its own reads its arguments from stdin; one run by a Worker (worker.py) finds them
+# already set, since stdin carries the worker's requests.
+if "ARGS" not in globals():
+    ARGS = json.loads(sys.stdin.read() or "{}")
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 _flush = None

@@ -88,11 +88,7 @@ func Run(script string, args, result any, timeout time.Duration) error {
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
-		last := msg
-		if i := strings.LastIndex(msg, "\n"); i >= 0 {
-			last = msg[i+1:]
-		}
-		return fmt.Errorf("the PyTorch baseline failed (%v): %s\n%s", err, last, tail(msg, 2000))
+		return fmt.Errorf("the PyTorch baseline failed (%v): %s\n%s", err, lastLine(msg), tail(msg, 2000))
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	last := lines[len(lines)-1]

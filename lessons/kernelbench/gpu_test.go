@@ -19,11 +19,12 @@ func TestSmallProblemsOnTheGPU(t *testing.T) {
 	env := labtest.Open(t)
 	var lines []string
 	cfg := kb.Config{Trials: 2, Dir: t.TempDir(), Method: env.Bench.Method, Progress: func(l string) { lines = append(lines, l) }}
-	run, version, err := Torch()
+	run, worker, version, err := Torch()
 	if err != nil {
 		t.Logf("without PyTorch: %v", err)
 		cfg.TorchWhy = err.Error()
 	} else {
+		defer worker.Close()
 		cfg.Torch = run
 	}
 	results := kb.Run(kb.SmallProblems(), NewBackend(env), cfg)

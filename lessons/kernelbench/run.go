@@ -2,6 +2,7 @@ package kernelbench
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -15,14 +16,17 @@ import (
 // torch.compile's compilation and timing.
 const TorchLimit = 30 * time.Minute
 
-// Torch is the PyTorch side of a run: torch.Run under TorchLimit and torch's version where python3
-// has torch with CUDA, else nil and why not.
-func Torch() (kb.TorchFunc, string, error) {
+// Torch is the PyTorch side of a run where python3 has torch with CUDA: a function that runs each
+// problem's script, under TorchLimit, in one torch.Worker for the whole run (torch's import and
+// torch.compile's first compilation, about 15 s, are paid once instead of once per problem); the
+// worker, to close when the run ends; and torch's version. Otherwise it returns why not.
+func Torch() (kb.TorchFunc, io.Closer, string, error) {
 	v, err := torch.Available()
 	if err != nil {
-		return nil, v, err
+		return nil, nil, v, err
 	}
-	return func(script string, args, result any) error { return torch.Run(script, args, result, TorchLimit) }, v, nil
+	w := torch.NewWorker()
+	return func(script string, args, result any) error { return w.Run(script, args, result, TorchLimit) }, w, v, nil
 }
 
 // Run runs the problems on env's GPU through the lessons' kernels, with PyTorch where python3 has
@@ -40,13 +44,14 @@ func Run(env *lab.Env, problems []kb.Problem, trials int, progress func(string),
 	defer os.RemoveAll(dir)
 	cfg := kb.Config{Trials: trials, Dir: dir, Method: env.Bench.Method, Progress: progress}
 	receipt := env.Receipt
-	run, version, err := Torch()
+	run, worker, version, err := Torch()
 	if err != nil {
 		cfg.TorchWhy = err.Error()
 		if progress != nil {
 			progress("PyTorch's columns and KernelBench's verdicts are unavailable: " + err.Error())
 		}
 	} else {
+		defer worker.Close()
 		receipt.Torch, cfg.Torch = version, run
 	}
 	if partial != nil {
