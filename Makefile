@@ -42,6 +42,19 @@ kernelbench: setup
 execute: setup
 	@bash .ci/execute.sh $(OUT) $(NB)
 
+# Everything the suite records, in one run at one commit on this machine's GPUs (.ci/record.sh):
+# every notebook executed (each measuring its lesson), KernelBench's catalog in three parts and the
+# sanitizer pass, spread over the GPUs, two tasks at a time on each, taking turns at it; or the
+# tasks named, e.g. make record OUT=rec ARGS="nb:03_matmul.ipynb kb:2/3 gpus:t4:08_hopper.ipynb".
+# A stopped run resumes when given the same OUT. Then make adopt OUT=rec (no GPU needed) puts the
+# notebooks, results/, docs/GPUS.md and the README's generated parts in place.
+.PHONY: record adopt
+record: setup
+	@bash .ci/record.sh $(OUT) $(ARGS)
+
+adopt: setup
+	@bash .ci/adopt.sh $(OUT)
+
 # Every notebook under every GPU profile (KERNELS_EMULATE), recorded in results/gpus.json and
 # docs/GPUS.md (cmd/gpus). For example: make gpus ARGS="-profiles t4,l4 -notebooks 03_matmul.ipynb".
 .PHONY: gpus

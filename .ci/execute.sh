@@ -24,7 +24,8 @@ jobs=${JOBS:-4}
 limit=${LIMIT:-20m}
 cache="$out/cache"
 mkdir -p "$cache" "$out/runs"
-export KERNELS_CACHE_DIR="$cache" KERNELS_GPU_LOCK="$out/gpu.lock"
+# A lock given from outside (.ci/record.sh: other work shares this GPU) is kept.
+export KERNELS_CACHE_DIR="$cache" KERNELS_GPU_LOCK="${KERNELS_GPU_LOCK:-$out/gpu.lock}"
 if [ -z "${KERNELS_COMMIT:-}" ]; then
   KERNELS_COMMIT=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || true)
   export KERNELS_COMMIT

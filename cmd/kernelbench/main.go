@@ -7,6 +7,7 @@
 //
 //	go run ./cmd/kernelbench                         # every problem, out/kernelbench.json
 //	go run ./cmd/kernelbench -problems 1,23,L2-1     # some (a bare number is level 1)
+//	go run ./cmd/kernelbench -part 2/3               # every third problem from the second on
 //	go run ./cmd/kernelbench -small -trials 2        # the same formulas at small shapes, quickly
 //	go run ./cmd/kernelbench -merge a.json,b.json -out results/kernelbench.json
 //	                                                 # one record from a run split over several calls
@@ -40,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "out/kernelbench.json", "the JSON receipt to write")
 	pick := fs.String("problems", "", "comma-separated problems: 1,23,L2-1 (a bare number is level 1; default: all)")
+	part := fs.String("part", "", "k/n: the k-th of n parts of the problems picked, for runs side by side or one after another")
 	trials := fs.Int("trials", kb.Trials, "correctness trials of fresh random inputs per problem")
 	small := fs.Bool("small", false, "the same formulas at small shapes (a quick end-to-end check, not KernelBench's problems)")
 	merge := fs.String("merge", "", "comma-separated reports of one GPU and commit to join into -out (no GPU needed)")
@@ -58,6 +60,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		all = kb.SmallProblems()
 	}
 	problems, err := kb.Select(all, *pick)
+	if err == nil {
+		problems, err = kb.Part(problems, *part)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2

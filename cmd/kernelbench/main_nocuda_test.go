@@ -25,6 +25,7 @@ func TestNoGPU(t *testing.T) {
 	}{
 		{[]string{"-problems", "999"}, "no problem \"L1-999\""},
 		{[]string{"-trials", "0"}, "at least one trial"},
+		{[]string{"-part", "4/3"}, "want k/n"},
 		{[]string{"-nope"}, "flag provided but not defined"},
 		{[]string{"extra"}, "unexpected arguments"},
 	} {

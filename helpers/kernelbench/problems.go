@@ -443,3 +443,24 @@ func Select(all []Problem, list string) ([]Problem, error) {
 	}
 	return out, nil
 }
+
+// Part is part "k/n" of problems: every n-th problem from the k-th on (k from 1), so that n runs,
+// on several GPUs or in several calls, share the problems and the catalog's large and small ones
+// alike; "" is all of them. The parts of one n, together, are every problem once.
+func Part(problems []Problem, part string) ([]Problem, error) {
+	if part == "" {
+		return problems, nil
+	}
+	var k, n int
+	if _, err := fmt.Sscanf(part, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != part {
+		return nil, fmt.Errorf("kernelbench: part %q: want k/n with 1 <= k <= n, as 2/3", part)
+	}
+	var out []Problem
+	for i := k - 1; i < len(problems); i += n {
+		out = append(out, problems[i])
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("kernelbench: part %s of %d problems is empty", part, len(problems))
+	}
+	return out, nil
+}

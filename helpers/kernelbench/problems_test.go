@@ -1,6 +1,7 @@
 package kernelbench
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -176,6 +177,39 @@ func TestSelect(t *testing.T) {
 		if _, err := Select(all, bad); err == nil || !strings.Contains(err.Error(), "L1-23") {
 			t.Errorf("Select(%q): %v, want an error listing the problems", bad, err)
 		}
+	}
+}
+
+func TestPartsShareTheProblems(t *testing.T) {
+	all := Problems()
+	seen := map[string]int{}
+	for k := 1; k <= 3; k++ {
+		part, err := Part(all, fmt.Sprintf("%d/3", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(part) < len(all)/3 || len(part) > len(all)/3+1 {
+			t.Errorf("part %d/3 has %d of %d problems", k, len(part), len(all))
+		}
+		for _, p := range part {
+			seen[p.ID()]++
+		}
+	}
+	for _, p := range all {
+		if seen[p.ID()] != 1 {
+			t.Errorf("%s is in %d of the three parts, want 1", p.ID(), seen[p.ID()])
+		}
+	}
+	if got, err := Part(all, ""); err != nil || len(got) != len(all) {
+		t.Errorf("no part: %d problems, %v", len(got), err)
+	}
+	for _, bad := range []string{"0/3", "4/3", "1/0", "x", "1/3/2", "1/3 "} {
+		if _, err := Part(all, bad); err == nil || !strings.Contains(err.Error(), "k/n") {
+			t.Errorf("Part(%q): %v, want an error saying the form", bad, err)
+		}
+	}
+	if _, err := Part(all[:1], "2/2"); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("an empty part: %v", err)
 	}
 }
 

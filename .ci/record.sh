@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# record.sh: records what the suite shows, in one run at one commit on this machine's GPUs: every
+# notebook executed (each measuring its own lesson: the pages' outputs and results/), KernelBench's
+# problems, the GPU profile matrix and the sanitizer pass. `make record` calls it.
+#
+#   bash .ci/record.sh OUT [task ...]
+#
+# A task is nb:<notebook>[+<notebook>...] (notebooks of one lesson together, so they share its run),
+# kb:<k/n> or kb:<problems> (cmd/kernelbench -part or -problems), gpus:<profiles>:<notebooks>
+# (cmd/gpus, merged into results/gpus.json's copy) or sanitize.
+# Without tasks: every notebook, KernelBench's catalog in three parts, and the sanitizer pass.
+# Tasks are taken in order by SLOTS (default 2) workers per GPU (every GPU nvidia-smi lists, or
+# CUDA_VISIBLE_DEVICES's); the workers of one GPU take turns at it through a lock of its own
+# (KERNELS_GPU_LOCK), so no two time kernels at once on one GPU, while a notebook's cells compile
+# beside another's measurements. A finished task leaves OUT/done/<task>, and running again with the
+# same OUT skips it: a run stopped part way resumes, and a task that failed is tried again.
+#
+# What it leaves in OUT: notebooks/ (the executed copies, each checked), runs/ (the lessons' runs,
+# for results/), kernelbench.json (the parts merged), gpus.json and GPUS.md, sanitize.json, logs/
+# (one per task) and status.log (when each task started and ended, on which GPU). Then, here or on
+# any machine: .ci/adopt.sh OUT copies them over notebooks/ and results/ and regenerates the report,
+# figures and the README's tables from them.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: bash .ci/record.sh OUT [task ...]}
+shift
+source "$root/.ci/env.sh"
+if [ "$(bash "$root/.ci/mode.sh")" != gpu ]; then
+  echo "record.sh: no GPU here: the records are measured on a GPU (the no-GPU mode shows results/)" >&2
+  exit 2
+fi
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+cd "$root"
+if [ -z "${KERNELS_COMMIT:-}" ]; then
+  KERNELS_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || true)
+  [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && KERNELS_COMMIT="$KERNELS_COMMIT-dev"
+fi
+export KERNELS_COMMIT
+
+if [ $# -eq 0 ]; then
+  nbs=$(cd notebooks && ls [0-9][0-9]*_*.ipynb)
+  # The notebooks of one lesson (04_softmax and 04b_layernorm) go together; the longest first.
+  set -- kb:1/3 kb:2/3 kb:3/3 \
+    $(for n in 08 03 05; do printf 'nb:%s ' $(printf '%s\n' $nbs | grep "^$n"); done) \
+    "nb:$(printf '%s\n' $nbs | grep '^04' | paste -sd+)" \
+    $(printf '%s\n' $nbs | grep -v -E '^(03|04|05|08)' | sed 's/^/nb:/') sanitize
+fi
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  IFS=, read -ra gpus <<<"$CUDA_VISIBLE_DEVICES"
+else
+  mapfile -t gpus < <(nvidia-smi --query-gpu=index --format=csv,noheader)
+fi
+slots=${SLOTS:-2}
+mkdir -p "$out"/{done,claimed,failed,logs,notebooks,runs,kb,bin,work}
+printf '%s\n' "$@" >"$out/tasks"
+: >>"$out/status.log"
+echo "record.sh: ${#gpus[@]} GPU(s) (${gpus[*]}), $slots task(s) at a time on each, $# task(s) into $out, commit $KERNELS_COMMIT" | tee -a "$out/status.log"
+
+# The commands, built once for every task.
+for c in kernelbench gpus; do
+  go build -o "$out/bin/$c" "./cmd/$c" || { echo "record.sh: building cmd/$c failed" >&2; exit 1; }
+done
+
+name() { printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_'; }
+now() { date -u +%H:%M:%S; }
+
+# holding LOCK CMD... runs CMD holding LOCK exclusively, its children not asked to lock again: for
+# tasks whose processes would otherwise time their work beside another task's on the same GPU.
+holding() {
+  local lock=$1
+  shift
+  if command -v flock >/dev/null; then
+    env -u KERNELS_GPU_LOCK flock "$lock" "$@"
+  else
+    env -u KERNELS_GPU_LOCK python3 -c 'import fcntl, subprocess, sys
+f = open(sys.argv[1], "a"); fcntl.flock(f, fcntl.LOCK_EX); sys.exit(subprocess.call(sys.argv[2:]))' "$lock" "$@"
+  fi
+}
+
+# claim prints the next task not yet claimed or done, and claims it (mkdir is the lock: atomic).
+claim() {
+  until mkdir "$out/claiming" 2>/dev/null; do sleep 0.2; done
+  local t n
+  while read -r t; do
+    n=$(name "$t")
+    if [ ! -e "$out/done/$n" ] && [ ! -e "$out/claimed/$n" ] && [ ! -e "$out/failed/$n" ]; then
+      : >"$out/claimed/$n"
+      printf '%s\n' "$t"
+      break
+    fi
+  done <"$out/tasks"
+  rmdir "$out/claiming"
+}
+
+# run_task GPU TASK runs one task on one GPU; its status is the task's.
+run_task() {
+  local gpu=$1 task=$2 n work
+  n=$(name "$task")
+  work="$out/work/$n"
+  export CUDA_VISIBLE_DEVICES=$gpu KERNELS_GPU_LOCK="$out/gpu$gpu.lock"
+  case $task in
+  nb:*)
+    local list
+    IFS=+ read -ra list <<<"${task#nb:}"
+    JOBS=${#list[@]} LIMIT=${LIMIT:-25m} bash .ci/execute.sh "$work" "${list[@]}" || return 1
+    cp "$work"/*.ipynb "$out/notebooks/" && cp "$work"/runs/*.json "$out/runs/" 2>/dev/null
+    rm -rf "$work/cache"
+    ;;
+  kb:*)
+    local pick=(-problems "${task#kb:}")
+    [[ ${task#kb:} =~ ^[0-9]+/[0-9]+$ ]] && pick=(-part "${task#kb:}")
+    holding "$KERNELS_GPU_LOCK" "$out/bin/kernelbench" "${pick[@]}" -out "$out/kb/$n.json"
+    ;;
+  gpus:*)
+    local spec=${task#gpus:}
+    cp -n results/gpus.json "$out/gpus.json" 2>/dev/null
+    holding "$KERNELS_GPU_LOCK" "$out/bin/gpus" -profiles "${spec%%:*}" -notebooks "${spec#*:}" -jobs 5 \
+      -results "$out/gpus.json" -docs "$out/GPUS.md" -work "$work"
+    ;;
+  sanitize)
+    holding "$KERNELS_GPU_LOCK" go run ./cmd/sanitize -out "$out" -logs "$work"
+    ;;
+  *)
+    echo "record.sh: unknown task $task (nb:, kb:, gpus: or sanitize)" >&2
+    return 2
+    ;;
+  esac
+}
+
+worker() {
+  local gpu=$1 task n start status
+  while task=$(claim) && [ -n "$task" ]; do
+    n=$(name "$task")
+    start=$(date +%s)
+    echo "$(now) GPU $gpu: $task started" >>"$out/status.log"
+    run_task "$gpu" "$task" >"$out/logs/$n.log" 2>&1
+    status=$?
+    if [ $status -eq 0 ]; then : >"$out/done/$n"; else : >"$out/failed/$n"; fi
+    rm -f "$out/claimed/$n"
+    echo "$(now) GPU $gpu: $task $([ $status -eq 0 ] && echo done || echo "FAILED (exit $status)") in $(($(date +%s) - start)) s" | tee -a "$out/status.log"
+  done
+}
+
+rm -rf "$out"/claimed/* "$out"/failed/* "$out/claiming" # a new run tries the failed tasks again
+for g in "${gpus[@]}"; do
+  for ((s = 0; s < slots; s++)); do
+    worker "$g" &
+    sleep 1
+  done
+done
+wait
+
+parts=$(ls "$out"/kb/*.json 2>/dev/null | paste -sd,)
+[ -n "$parts" ] && "$out/bin/kernelbench" -merge "$parts" -out "$out/kernelbench.json" >"$out/logs/kernelbench-merge.log" 2>&1
+fail=0
+while read -r t; do
+  [ -e "$out/done/$(name "$t")" ] || { echo "record.sh: not done: $t (see $out/logs/$(name "$t").log)"; fail=1; }
+done <"$out/tasks"
+[ $fail -eq 0 ] && echo "record.sh: every task done; .ci/adopt.sh $out puts the records in place"
+exit $fail
