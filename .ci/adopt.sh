@@ -2,8 +2,8 @@
 # adopt.sh: puts a recorded run (.ci/record.sh OUT) in place, on any machine, no GPU needed: the
 # executed notebooks over notebooks/; the lessons' runs into results/ with their tables, figures and
 # report made again from them (cmd/reproduce -from; a lesson the run lacks keeps its record); and,
-# where the run has them, KernelBench's record, the GPU matrix with docs/GPUS.md, the sanitizer pass
-# with its lines in the README; then the README's generated tables. `make adopt OUT=...` calls it.
+# where the run has them, KernelBench's record, the GPU matrix with docs/GPUS.md, the SASS records,
+# the sanitizer pass with its lines in the README; then the README's generated tables. `make adopt OUT=...` calls it.
 #
 #   bash .ci/adopt.sh OUT
 set -euo pipefail
@@ -33,6 +33,10 @@ if [ -f "$out/gpus.json" ]; then
   cp "$out/gpus.json" results/gpus.json
   go run ./cmd/gpus -render
   echo "adopt.sh: results/gpus.json and docs/GPUS.md"
+fi
+if compgen -G "$out/sass/*.json" >/dev/null; then
+  cp "$out"/sass/*.json results/sass/
+  echo "adopt.sh: results/sass: $(cd "$out/sass" && ls *.json | paste -sd' ')"
 fi
 if [ -f "$out/sanitize.json" ]; then
   cp "$out/sanitize.json" results/sanitize.json

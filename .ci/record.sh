@@ -7,7 +7,8 @@
 #
 # A task is nb:<notebook>[+<notebook>...] (notebooks of one lesson together, so they share its run),
 # kb:<k/n> or kb:<problems> (cmd/kernelbench -part or -problems), gpus:<profiles>:<notebooks>
-# (cmd/gpus, merged into results/gpus.json's copy) or sanitize.
+# (cmd/gpus, merged into results/gpus.json's copy), sass:<lessons> (cmd/profile -sass: the SASS
+# records the notebooks show without a GPU) or sanitize.
 # Without tasks: every notebook, KernelBench's catalog in three parts, and the sanitizer pass.
 # Tasks are taken in order by SLOTS (default 2) workers per GPU (every GPU nvidia-smi lists, or
 # CUDA_VISIBLE_DEVICES's); the workers of one GPU take turns at it through a lock of its own
@@ -16,7 +17,7 @@
 # same OUT skips it: a run stopped part way resumes, and a task that failed is tried again.
 #
 # What it leaves in OUT: notebooks/ (the executed copies, each checked), runs/ (the lessons' runs,
-# for results/), kernelbench.json (the parts merged), gpus.json and GPUS.md, sanitize.json, logs/
+# for results/), kernelbench.json (the parts merged), gpus.json and GPUS.md, sass/, sanitize.json, logs/
 # (one per task) and status.log (when each task started and ended, on which GPU). Then, here or on
 # any machine: .ci/adopt.sh OUT copies them over notebooks/ and results/ and regenerates the report,
 # figures and the README's tables from them.
@@ -117,11 +118,14 @@ run_task() {
     holding "$KERNELS_GPU_LOCK" "$out/bin/gpus" -profiles "${spec%%:*}" -notebooks "${spec#*:}" -jobs 5 \
       -results "$out/gpus.json" -docs "$out/GPUS.md" -work "$work"
     ;;
+  sass:*) # NVRTC and nvdisasm only: no turn at the GPU
+    go run ./cmd/profile -sass "$out/sass" -lessons "${task#sass:}"
+    ;;
   sanitize)
     holding "$KERNELS_GPU_LOCK" go run ./cmd/sanitize -out "$out" -logs "$work"
     ;;
   *)
-    echo "record.sh: unknown task $task (nb:, kb:, gpus: or sanitize)" >&2
+    echo "record.sh: unknown task $task (nb:, kb:, gpus:, sass: or sanitize)" >&2
     return 2
     ;;
   esac
