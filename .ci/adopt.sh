@@ -25,11 +25,19 @@ if compgen -G "$out/runs/*.json" >/dev/null; then
   go run ./cmd/reproduce -from "$runs" -out results >/dev/null
   echo "adopt.sh: lessons' runs: $(cd "$out/runs" && ls *.json | paste -sd' '); results/ tables, figures and report made again"
 fi
-if [ -f "$out/kernelbench.json" ]; then
+# KernelBench's parts (record.sh's kb/) are joined here too, so a run collected before its end
+# still gives one record of the parts it finished.
+if compgen -G "$out/kb/*.json" >/dev/null; then
+  go run ./cmd/kernelbench -merge "$(ls "$out"/kb/*.json | paste -sd,)" -out results/kernelbench.json >/dev/null
+  echo "adopt.sh: results/kernelbench.json from $(ls "$out"/kb/*.json | wc -l) part(s)"
+elif [ -f "$out/kernelbench.json" ]; then
   cp "$out/kernelbench.json" results/kernelbench.json
   echo "adopt.sh: results/kernelbench.json"
 fi
-if [ -f "$out/gpus.json" ]; then
+if compgen -G "$out/gpus/*.json" >/dev/null; then
+  go run ./cmd/gpus -merge "$(ls "$out"/gpus/*.json | paste -sd,)"
+  echo "adopt.sh: the GPU matrix's parts joined into results/gpus.json, docs/GPUS.md"
+elif [ -f "$out/gpus.json" ]; then
   cp "$out/gpus.json" results/gpus.json
   go run ./cmd/gpus -render
   echo "adopt.sh: results/gpus.json and docs/GPUS.md"

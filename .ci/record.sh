@@ -7,7 +7,7 @@
 #
 # A task is nb:<notebook>[+<notebook>...] (notebooks of one lesson together, so they share its run),
 # kb:<k/n> or kb:<problems> (cmd/kernelbench -part or -problems), gpus:<profiles>:<notebooks>
-# (cmd/gpus, merged into results/gpus.json's copy), sass:<lessons> (cmd/profile -sass: the SASS
+# (cmd/gpus, its part joined into a copy of results/gpus.json at the end), sass:<lessons> (cmd/profile -sass: the SASS
 # records the notebooks show without a GPU) or sanitize.
 # Without tasks: every notebook, KernelBench's catalog in three parts, and the sanitizer pass.
 # Tasks are taken in order by SLOTS (default 2) workers per GPU (every GPU nvidia-smi lists, or
@@ -112,11 +112,11 @@ run_task() {
     [[ ${task#kb:} =~ ^[0-9]+/[0-9]+$ ]] && pick=(-part "${task#kb:}")
     holding "$KERNELS_GPU_LOCK" "$out/bin/kernelbench" "${pick[@]}" -out "$out/kb/$n.json"
     ;;
-  gpus:*)
+  gpus:*) # a part of its own (tasks on two GPUs run at once), joined into gpus.json at the end
     local spec=${task#gpus:}
-    cp -n results/gpus.json "$out/gpus.json" 2>/dev/null
+    mkdir -p "$out/gpus"
     holding "$KERNELS_GPU_LOCK" "$out/bin/gpus" -profiles "${spec%%:*}" -notebooks "${spec#*:}" -jobs 5 \
-      -results "$out/gpus.json" -docs "$out/GPUS.md" -work "$work"
+      -results "$out/gpus/$n.json" -docs "$work/GPUS.md" -work "$work"
     ;;
   sass:*) # NVRTC and nvdisasm only: no turn at the GPU
     go run ./cmd/profile -sass "$out/sass" -lessons "${task#sass:}"
@@ -156,6 +156,11 @@ wait
 
 parts=$(ls "$out"/kb/*.json 2>/dev/null | paste -sd,)
 [ -n "$parts" ] && "$out/bin/kernelbench" -merge "$parts" -out "$out/kernelbench.json" >"$out/logs/kernelbench-merge.log" 2>&1
+parts=$(ls "$out"/gpus/*.json 2>/dev/null | paste -sd,)
+if [ -n "$parts" ]; then
+  cp results/gpus.json "$out/gpus.json"
+  "$out/bin/gpus" -merge "$parts" -results "$out/gpus.json" -docs "$out/GPUS.md" >"$out/logs/gpus-merge.log" 2>&1
+fi
 fail=0
 while read -r t; do
   [ -e "$out/done/$(name "$t")" ] || { echo "record.sh: not done: $t (see $out/logs/$(name "$t").log)"; fail=1; }

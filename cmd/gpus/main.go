@@ -6,6 +6,7 @@
 //	go run ./cmd/gpus                                     # the default profiles, every notebook, short method
 //	go run ./cmd/gpus -profiles t4,l4 -notebooks 03_matmul.ipynb -jobs 2
 //	go run -tags nocuda ./cmd/gpus -render                # docs/GPUS.md again from results/gpus.json
+//	go run -tags nocuda ./cmd/gpus -merge a.json,b.json   # parts run apart, joined into results/gpus.json
 //
 // Notebooks run through nbrun when it is on PATH, else jupyter nbconvert; each profile gets its own
 // cache folder. Without a GPU the notebooks run in the no-GPU mode (recorded timings, emulated
@@ -34,7 +35,15 @@ func main() {
 	docs := flag.String("docs", "docs/GPUS.md", "the page rendered from the matrix file")
 	render := flag.Bool("render", false, "only render the page from the matrix file and the lessons' step checks")
 	work := flag.String("work", "", "folder for executed copies and caches (a temporary one when empty)")
+	merge := flag.String("merge", "", "comma-separated matrix files run apart (make record's parts) to join into -results, then render -docs; nothing runs")
 	flag.Parse()
+	if *merge != "" {
+		*render = true
+		if err := join(*results, split(*merge)); err != nil {
+			fmt.Fprintln(os.Stderr, "gpus:", err)
+			os.Exit(1)
+		}
+	}
 	if err := run(*profiles, *notebooks, *jobs, *quick, *results, *docs, *render, *work); err != nil {
 		fmt.Fprintln(os.Stderr, "gpus:", err)
 		os.Exit(1)
@@ -126,6 +135,33 @@ func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool,
 	}
 	fmt.Printf("gpus: %d notebook runs in %v, %d with errors\n", len(res), time.Since(start).Round(time.Second), failed)
 	return failed, nil
+}
+
+// join merges the matrix files parts into the file at results (File.Join) and saves it.
+func join(results string, parts []string) error {
+	f, err := matrix.Load(results)
+	if err != nil {
+		return err
+	}
+	var loaded []*matrix.File
+	for _, p := range parts {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("a part to merge: %w", err)
+		}
+		part, err := matrix.Load(p)
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, part)
+	}
+	if err := f.Join(loaded...); err != nil {
+		return err
+	}
+	if err := f.Save(results); err != nil {
+		return err
+	}
+	fmt.Printf("gpus: joined %d part(s) into %s\n", len(parts), results)
+	return nil
 }
 
 func split(s string) []string {

@@ -350,6 +350,23 @@ func (f *File) Merge(results []Result) {
 	})
 }
 
+// Join merges the results of parts into f (Merge), the parts run apart (on several GPUs of one
+// machine, or one after another), and takes the receipt of the last part. Parts of another mode
+// than f's, or than each other's, are an error naming both.
+func (f *File) Join(parts ...*File) error {
+	for i, p := range parts {
+		if f.Mode != "" && p.Mode != "" && p.Mode != f.Mode {
+			return fmt.Errorf("matrix: part %d is of the %s and the file of the %s: one mode per file", i+1, p.Mode, f.Mode)
+		}
+		f.Merge(p.Results)
+		if p.Mode != "" {
+			f.Date, f.Host, f.Driver, f.CUDA, f.NVRTC = p.Date, p.Host, p.Driver, p.CUDA, p.NVRTC
+			f.Method, f.Mode, f.Runner = p.Method, p.Mode, p.Runner
+		}
+	}
+	return nil
+}
+
 // Load reads a File; a missing file is an empty File.
 func Load(path string) (*File, error) {
 	f := &File{}

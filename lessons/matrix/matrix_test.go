@@ -152,3 +152,35 @@ func TestDocsAreCurrent(t *testing.T) {
 		t.Error("docs/GPUS.md is out of date: run `go run -tags nocuda ./cmd/gpus -render`")
 	}
 }
+
+// Parts run apart (two GPUs of one machine) join into one file: every part's rows, a row of a
+// later part replacing the same profile and notebook, the last part's receipt; a part of the
+// other mode is refused.
+func TestJoinParts(t *testing.T) {
+	row := func(profile, nb, commit string) Result { return Result{Profile: profile, Notebook: nb, Commit: commit} }
+	f := &File{Mode: "GPU mode", Host: "old", Results: []Result{row("t4", "00_setup.ipynb", "a"), row("l4", "01_rwkv.ipynb", "a")}}
+	p1 := &File{Mode: "GPU mode", Host: "NVIDIA H200", Date: "d1", Results: []Result{row("t4", "00_setup.ipynb", "b")}}
+	p2 := &File{Mode: "GPU mode", Host: "NVIDIA H200", Date: "d2", Results: []Result{row("a10", "08_hopper.ipynb", "b")}}
+	if err := f.Join(p1, p2); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range f.Results {
+		got[r.Profile+" "+r.Notebook] = r.Commit
+	}
+	want := map[string]string{"t4 00_setup.ipynb": "b", "l4 01_rwkv.ipynb": "a", "a10 08_hopper.ipynb": "b"}
+	if len(got) != len(want) {
+		t.Errorf("joined rows %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: commit %q, want %q", k, got[k], v)
+		}
+	}
+	if f.Date != "d2" || f.Host != "NVIDIA H200" {
+		t.Errorf("receipt %q on %q, want the last part's", f.Date, f.Host)
+	}
+	if err := f.Join(&File{Mode: "no-GPU mode"}); err == nil || !strings.Contains(err.Error(), "one mode per file") {
+		t.Errorf("a part of the other mode: %v", err)
+	}
+}
