@@ -18,8 +18,9 @@ const TorchLimit = 30 * time.Minute
 
 // Torch is the PyTorch side of a run where python3 has torch with CUDA: a function that runs each
 // problem's script, under TorchLimit, in one torch.Worker for the whole run (torch's import and
-// torch.compile's first compilation, about 15 s, are paid once instead of once per problem); the
-// worker, to close when the run ends; and torch's version. Otherwise it returns why not.
+// torch.compile's first compilation, 4.6 s and 10.4 s on the H200 on 2026-11-27, are paid once
+// instead of once per problem); the worker, to close when the run ends; and torch's version.
+// Otherwise it returns why not.
 func Torch() (kb.TorchFunc, io.Closer, string, error) {
 	v, err := torch.Available()
 	if err != nil {
