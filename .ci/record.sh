@@ -4,6 +4,7 @@
 # problems, the GPU profile matrix and the sanitizer pass. `make record` calls it.
 #
 #   bash .ci/record.sh OUT [task ...]
+#   bash .ci/record.sh --list            (the default tasks, one a line; no GPU needed)
 #
 # A task is nb:<notebook>[+<notebook>...] (notebooks of one lesson together, so they share its run),
 # kb:<k/n> or kb:<problems> (cmd/kernelbench -part or -problems), gpus:<profiles>:<notebooks>
@@ -23,7 +24,28 @@
 # figures and the README's tables from them.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: bash .ci/record.sh OUT [task ...]}
+
+# default_tasks prints the tasks of a run given none: KernelBench in three parts, then every
+# notebook, the longest first, those of one lesson (the same two digits: 04_softmax and
+# 04b_layernorm) in one task so that they share its run; then the sanitizer pass.
+default_tasks() {
+  local nbs
+  nbs=$(cd "$root/notebooks" && ls [0-9][0-9]*_*.ipynb)
+  printf '%s\n' kb:1/3 kb:2/3 kb:3/3
+  printf '%s\n' $nbs | awk -v longest="08 03 05" '
+    { n = substr($0, 1, 2); if (n in task) task[n] = task[n] "+" $0; else { task[n] = $0; order[++count] = n } }
+    END {
+      first = split(longest, lead, " ")
+      for (i = 1; i <= first; i++) if (lead[i] in task) { print "nb:" task[lead[i]]; delete task[lead[i]] }
+      for (i = 1; i <= count; i++) if (order[i] in task) print "nb:" task[order[i]]
+    }'
+  echo sanitize
+}
+if [ "${1:-}" = --list ]; then
+  default_tasks
+  exit 0
+fi
+out=${1:?usage: bash .ci/record.sh OUT [task ...] (or --list)}
 shift
 source "$root/.ci/env.sh"
 if [ "$(bash "$root/.ci/mode.sh")" != gpu ]; then
@@ -39,12 +61,8 @@ fi
 export KERNELS_COMMIT
 
 if [ $# -eq 0 ]; then
-  nbs=$(cd notebooks && ls [0-9][0-9]*_*.ipynb)
-  # The notebooks of one lesson (04_softmax and 04b_layernorm) go together; the longest first.
-  set -- kb:1/3 kb:2/3 kb:3/3 \
-    $(for n in 08 03 05; do printf 'nb:%s ' $(printf '%s\n' $nbs | grep "^$n"); done) \
-    "nb:$(printf '%s\n' $nbs | grep '^04' | paste -sd+)" \
-    $(printf '%s\n' $nbs | grep -v -E '^(03|04|05|08)' | sed 's/^/nb:/') sanitize
+  mapfile -t defaults < <(default_tasks)
+  set -- "${defaults[@]}"
 fi
 if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
   IFS=, read -ra gpus <<<"$CUDA_VISIBLE_DEVICES"

@@ -39,3 +39,54 @@ func TestAdoptNamesItsFolder(t *testing.T) {
 		t.Errorf("adopt.sh with a missing folder said %q; want the folder named", msg)
 	}
 }
+
+// make record's default tasks: KernelBench's three parts, every notebook once, the notebooks of
+// one lesson (the same two digits) in one task so that they share its run, and the sanitizer pass.
+func TestRecordDefaultTasks(t *testing.T) {
+	out, err := exec.Command("bash", "../.ci/record.sh", "--list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := strings.Fields(string(out))
+	nbs, err := filepath.Glob("[0-9][0-9]*_*.ipynb")
+	if err != nil || len(nbs) == 0 {
+		t.Fatalf("notebooks: %v %v", nbs, err)
+	}
+	seen := map[string]int{}
+	var kb []string
+	sanitize := false
+	for _, task := range tasks {
+		switch {
+		case strings.HasPrefix(task, "nb:"):
+			group := strings.Split(strings.TrimPrefix(task, "nb:"), "+")
+			for _, nb := range group {
+				seen[nb]++
+				if nb[:2] != group[0][:2] {
+					t.Errorf("task %s joins notebooks of two lessons", task)
+				}
+			}
+		case strings.HasPrefix(task, "kb:"):
+			kb = append(kb, strings.TrimPrefix(task, "kb:"))
+		case task == "sanitize":
+			sanitize = true
+		default:
+			t.Errorf("unexpected default task %q", task)
+		}
+	}
+	for _, nb := range nbs {
+		if seen[nb] != 1 {
+			t.Errorf("%s is in %d default tasks, want 1", nb, seen[nb])
+		}
+	}
+	if len(seen) != len(nbs) {
+		t.Errorf("the tasks name %d notebooks, notebooks/ has %d", len(seen), len(nbs))
+	}
+	if strings.Join(kb, " ") != "1/3 2/3 3/3" || !sanitize {
+		t.Errorf("KernelBench parts %v and the sanitizer %v: want the three parts and the pass", kb, sanitize)
+	}
+	for _, task := range tasks {
+		if strings.Contains(task, "04_softmax") && !strings.Contains(task, "04b_layernorm") {
+			t.Errorf("%s: lesson 04's two notebooks must share a task (and the lesson's run)", task)
+		}
+	}
+}
