@@ -3,7 +3,8 @@
 # executed notebooks over notebooks/; the lessons' runs into results/ with their tables, figures and
 # report made again from them (cmd/reproduce -from; a lesson the run lacks keeps its record); and,
 # where the run has them, KernelBench's record, the GPU matrix with docs/GPUS.md, the SASS records,
-# the sanitizer pass with its lines in the README; then the README's generated tables. `make adopt OUT=...` calls it.
+# the sanitizer pass with its lines in the README; then the README's generated tables.
+# `make adopt OUT=...` calls it.
 #
 #   bash .ci/adopt.sh OUT
 set -euo pipefail
