@@ -26,8 +26,8 @@ if compgen -G "$out/runs/*.json" >/dev/null; then
   go run ./cmd/reproduce -from "$runs" -out results >/dev/null
   echo "adopt.sh: lessons' runs: $(cd "$out/runs" && ls *.json | paste -sd' '); results/ tables, figures and report made again"
 fi
-# KernelBench's parts (record.sh's kb/) are joined here too, so a run collected before its end
-# still gives one record of the parts it finished.
+# KernelBench's and the matrix's parts (record.sh's kb/ and gpus/) are joined here, so a run
+# collected before its end still gives one record of the parts it finished.
 if compgen -G "$out/kb/*.json" >/dev/null; then
   go run ./cmd/kernelbench -merge "$(ls "$out"/kb/*.json | paste -sd,)" -out results/kernelbench.json >/dev/null
   echo "adopt.sh: results/kernelbench.json from $(ls "$out"/kb/*.json | wc -l) part(s)"

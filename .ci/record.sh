@@ -8,7 +8,7 @@
 #
 # A task is nb:<notebook>[+<notebook>...] (notebooks of one lesson together, so they share its run),
 # kb:<k/n> or kb:<problems> (cmd/kernelbench -part or -problems), gpus:<profiles>:<notebooks>
-# (cmd/gpus, its part joined into a copy of results/gpus.json at the end), sass:<lessons> (cmd/profile -sass: the SASS
+# (cmd/gpus, a part of its own), sass:<lessons> (cmd/profile -sass: the SASS
 # records the notebooks show without a GPU) or sanitize.
 # Without tasks: every notebook, KernelBench's catalog in three parts, and the sanitizer pass.
 # Tasks are taken in order by SLOTS (default 2) workers per GPU (every GPU nvidia-smi lists, or
@@ -18,10 +18,10 @@
 # same OUT skips it: a run stopped part way resumes, and a task that failed is tried again.
 #
 # What it leaves in OUT: notebooks/ (the executed copies, each checked), runs/ (the lessons' runs,
-# for results/), kernelbench.json (the parts merged), gpus.json and GPUS.md, sass/, sanitize.json, logs/
+# for results/), kb/ and gpus/ (KernelBench's and the matrix's parts), sass/, sanitize.json, logs/
 # (one per task) and status.log (when each task started and ended, on which GPU). Then, here or on
-# any machine: .ci/adopt.sh OUT copies them over notebooks/ and results/ and regenerates the report,
-# figures and the README's tables from them.
+# any machine: .ci/adopt.sh OUT joins the parts, copies everything over notebooks/ and results/ and
+# regenerates the report, figures and the README's tables from them.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -54,9 +54,8 @@ if [ "$(bash "$root/.ci/mode.sh")" != gpu ]; then
 fi
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 cd "$root"
-if [ -z "${KERNELS_COMMIT:-}" ]; then
+if [ -z "${KERNELS_COMMIT:-}" ]; then # as execute.sh and record.ProjectCommit name it
   KERNELS_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || true)
-  [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && KERNELS_COMMIT="$KERNELS_COMMIT-dev"
 fi
 export KERNELS_COMMIT
 
@@ -130,7 +129,7 @@ run_task() {
     [[ ${task#kb:} =~ ^[0-9]+/[0-9]+$ ]] && pick=(-part "${task#kb:}")
     holding "$KERNELS_GPU_LOCK" "$out/bin/kernelbench" "${pick[@]}" -out "$out/kb/$n.json"
     ;;
-  gpus:*) # a part of its own (tasks on two GPUs run at once), joined into gpus.json at the end
+  gpus:*) # a part of its own (tasks on two GPUs run at once), which adopt.sh joins
     local spec=${task#gpus:}
     mkdir -p "$out/gpus"
     holding "$KERNELS_GPU_LOCK" "$out/bin/gpus" -profiles "${spec%%:*}" -notebooks "${spec#*:}" -jobs 5 \
@@ -172,13 +171,6 @@ for g in "${gpus[@]}"; do
 done
 wait
 
-parts=$(ls "$out"/kb/*.json 2>/dev/null | paste -sd,)
-[ -n "$parts" ] && "$out/bin/kernelbench" -merge "$parts" -out "$out/kernelbench.json" >"$out/logs/kernelbench-merge.log" 2>&1
-parts=$(ls "$out"/gpus/*.json 2>/dev/null | paste -sd,)
-if [ -n "$parts" ]; then
-  cp results/gpus.json "$out/gpus.json"
-  "$out/bin/gpus" -merge "$parts" -results "$out/gpus.json" -docs "$out/GPUS.md" >"$out/logs/gpus-merge.log" 2>&1
-fi
 fail=0
 while read -r t; do
   [ -e "$out/done/$(name "$t")" ] || { echo "record.sh: not done: $t (see $out/logs/$(name "$t").log)"; fail=1; }
