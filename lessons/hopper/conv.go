@@ -179,8 +179,8 @@ func (st Step) PlanConv(s conv.Shape, d gpu.DeviceInfo) (ConvPlan, error) {
 	if s.N > 65535 {
 		return ConvPlan{}, fmt.Errorf("hopper %s: batch N = %d is over the layout pass's limit of 65535 images (grid.z)", st.Name, s.N)
 	}
-	if s.S != 1 && SpaceToDepth(s).H > 65535 {
-		return ConvPlan{}, fmt.Errorf("hopper %s: %v has %d rows after space to depth, over the pass's limit of 65535 (grid.y)", st.Name, s, SpaceToDepth(s).H)
+	if h := SpaceToDepth(s).H; s.S != 1 && h > 65535 {
+		return ConvPlan{}, fmt.Errorf("hopper %s: %v has %d rows after space to depth, over the pass's limit of 65535 (grid.y)", st.Name, s, h)
 	}
 	if s.S == 1 && s.R*s.R > 65535 {
 		return ConvPlan{}, fmt.Errorf("hopper %s: a %dx%d kernel has %d taps, over the filters' pass's limit of 65535 (grid.z)", st.Name, s.R, s.R, s.R*s.R)
