@@ -17,11 +17,17 @@
 // ring of stages full. One stage holds Ahi, Alo (128 x 64 each) and Bhi, Blo (64 x 128 each): 64 KiB.
 // The epilogue writes float32 pairs straight from registers: a quad of threads covers 32
 // contiguous bytes of a row, whole sectors, so staging through shared memory would buy nothing.
+// Slices of K, for outputs too small to give every cluster a super-tile (a 256 x 256 C is 2 of
+// them, for 66 clusters on 132 SMs): the work is (super-tile, slice) pairs, a slice taking an equal
+// share of the k tiles, and slice s writes its partial C into a workspace at s x M x N. Then
+// hg_sum_slices adds the slices in order, 0 first, in float32: the same sum on every run, which
+// atomics into C would not give. With one slice the product writes C itself.
 // Launch: hg_split_halves over A (M x K into M x Kp) and over B (K x N into Kp x Np), Kp and Np
 // rounded up to multiples of 8 (4 elements a thread, blocks of 256 threads: below); then hg_split_product with grid
 // 2 x (clusters that fit), block 384, STAGES x 64 KiB + 1 KiB of dynamic shared memory (3 stages:
-// 193 KiB), and K = Kp. Tensor maps: Ahi and Alo (M x Kp) with 128 x 64 boxes, Bhi and Blo (Kp x Np)
-// with 64 x 64 boxes, fp16, 128-byte swizzled.
+// 193 KiB), K = Kp and C the workspace where slices > 1; then, with slices, hg_sum_slices.
+// Tensor maps: Ahi and Alo (M x Kp) with 128 x 64 boxes, Bhi and Blo (Kp x Np) with 64 x 64 boxes,
+// fp16, 128-byte swizzled.
 // Limits: none on the shape (the split pads); |x| < 65504 (fp16's largest; the caller checks).
 // Needs: compute capability 9.0a (wgmma, TMA multicast, clusters and setmaxnreg: Hopper only).
 #include <cuda_fp16.h>
@@ -202,6 +208,9 @@ __device__ __forceinline__ void super_tile(int i, int rows, int cols, int *r, in
     *c = j / height;
 }
 
+// The first k tile of slice s of K's tiles: slices take equal shares, give or take one tile.
+__device__ __forceinline__ int k_tile_at(int s, int tiles, int slices) { return (int)((long long)s * tiles / slices); }
+
 // Writes total + corr / LO_SCALE for a consumer's 64 x 128 tile, masked at the edge (the fragment
 // layout of store_tile in steps 1-3): float32 pairs where N is even, one by one where it is not.
 __device__ __forceinline__ void store_sum(const float *total, const float *corr, float *C, int M, int N, int row0, int col0) {
@@ -234,7 +243,7 @@ __device__ __forceinline__ void store_sum(const float *total, const float *corr,
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CONSUMERS + 1), 1)
     hg_split_product(const __grid_constant__ TensorMap mapAhi, const __grid_constant__ TensorMap mapAlo,
                      const __grid_constant__ TensorMap mapBhi, const __grid_constant__ TensorMap mapBlo,
-                     float *__restrict__ C, int M, int N, int K) {
+                     float *__restrict__ C, int M, int N, int K, int slices) {
     extern __shared__ unsigned char smem_raw[];
     elem *ring = (elem *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
     __shared__ __align__(8) u64 full[STAGES], empty[STAGES];
@@ -242,7 +251,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
     const u32 rank = cluster_rank(), peer = rank ^ 1;
     const int tiles = (K + BK - 1) / BK;
     const int rows = (M + 2 * BM - 1) / (2 * BM), cols = (N + BN - 1) / BN;
-    const int supers = rows * cols, clusters = gridDim.x / 2, cluster = blockIdx.x / 2;
+    const int units = rows * cols * slices, clusters = gridDim.x / 2, cluster = blockIdx.x / 2;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             mbar_init(&full[s], 1);
@@ -255,11 +264,12 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
             int g = 0;
-            for (int i = cluster; i < supers; i += clusters) {
+            for (int i = cluster; i < units; i += clusters) {
                 int sr, sc;
-                super_tile(i, rows, cols, &sr, &sc);
+                super_tile(i / slices, rows, cols, &sr, &sc);
                 const int row0 = sr * 2 * BM + rank * BM, col0 = sc * BN;
-                for (int t = 0; t < tiles; t++, g++) {
+                const int slice = i % slices, t1 = k_tile_at(slice + 1, tiles, slices);
+                for (int t = k_tile_at(slice, tiles, slices); t < t1; t++, g++) {
                     const int s = g % STAGES;
                     elem *st = ring + s * STAGE;
                     if (g >= STAGES) mbar_wait(&empty[s], (g / STAGES - 1) & 1);
@@ -277,13 +287,14 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
         const int half = wg - 1;
         int g = 0;
         float total[64], tmp[64], corr[64];
-        for (int i = cluster; i < supers; i += clusters) {
+        for (int i = cluster; i < units; i += clusters) {
             int sr, sc;
-            super_tile(i, rows, cols, &sr, &sc);
+            super_tile(i / slices, rows, cols, &sr, &sc);
             const int row0 = sr * 2 * BM + rank * BM, col0 = sc * BN;
+            const int slice = i % slices, t1 = k_tile_at(slice + 1, tiles, slices);
 #pragma unroll
             for (int j = 0; j < 64; j++) total[j] = corr[j] = 0.f;
-            for (int t = 0; t < tiles; t++, g++) {
+            for (int t = k_tile_at(slice, tiles, slices); t < t1; t++, g++) {
                 const int s = g % STAGES;
                 const elem *st = ring + s * STAGE;
                 const elem *ahi = st + half * 64 * BK, *alo = st + A_TILE + half * 64 * BK;
@@ -307,8 +318,19 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128 * (CO
 #pragma unroll
                 for (int j = 0; j < 64; j++) total[j] += tmp[j];  // rounded float32 adds
             }
-            store_sum(total, corr, C, M, N, row0 + 64 * half, col0);
+            store_sum(total, corr, C + (size_t)slice * M * N, M, N, row0 + 64 * half, col0);
         }
     }
     cluster_sync();
+}
+
+// C = the sum of the slices' partial products W[s] (each M x N, mn = M x N elements), added in
+// order from slice 0: one thread per element, reading each slice's element in turn.
+// Launch: any 1-D grid (the threads walk the elements); 256 threads a block.
+extern "C" __global__ void hg_sum_slices(const float *__restrict__ W, float *__restrict__ C, long long mn, int slices) {
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < mn; e += (long long)gridDim.x * blockDim.x) {
+        float sum = W[e];
+        for (int s = 1; s < slices; s++) sum += W[s * mn + e];
+        C[e] = sum;
+    }
 }

@@ -13,9 +13,10 @@ import (
 // Split is step 5: float32 A and B in, float32 C out, float32-accurate from three fp16 products on
 // wgmma (x = hi + lo / 2^11, each part fp16; A B ~= Ahi Bhi + (Ahi Blo + Alo Bhi) / 2^11), on step 4's
 // clusters, multicast and persistent blocks, with 128 x 128 tiles. Its split pads K and N to
-// multiples of 8, so it takes any shape.
+// multiples of 8, so it takes any shape. Where C has too few tiles to keep the clusters busy, K is
+// cut into slices (Step.Slices) summed in order by hg_sum_slices.
 var Split = Step{Name: "5 fp16x3 split", File: "5_split.cu", Kernel: "hg_split_product", TMA: true, BM: 128, BN: 128, Threads: 384,
-	StageBytes: 2 * (2*128*64 + 2*64*128), Cluster: 2, Products: SplitDType, KMult: 1, NMult: 1,
+	StageBytes: 2 * (2*128*64 + 2*64*128), Cluster: 2, Products: SplitDType, KMult: 1, NMult: 1, After: []string{"hg_sum_slices"},
 	Idea: "float32 accuracy: inputs split into fp16 hi + lo, three wgmma products, each k tile of hi x hi added in rounded float32"}
 
 // TF32 is step 6: float32 in and out at TF32 accuracy on wgmma; B is transposed (and rounded to
@@ -53,6 +54,7 @@ type AccurateProblem struct {
 	halves [4]*gpu.Buffer[uint16] // Ahi, Alo, Bhi, Blo
 	maps   [4]*gpu.TensorMap
 	bt     *gpu.Buffer[float32] // B transposed, rows padded to a multiple of 4 floats
+	work   *gpu.Buffer[float32] // the split's partial products, one M x N per slice of K
 	tmaps  [2]*gpu.TensorMap    // A (read as TF32: TMA converts on the way) and Bt, for TF32
 	// clusters, when above 0, caps the grid at that many clusters (the tests' one-cluster walk).
 	clusters int
@@ -83,6 +85,7 @@ func (p *AccurateProblem) Free() {
 		b.Free()
 	}
 	p.bt.Free()
+	p.work.Free()
 	p.Problem.Free()
 }
 
@@ -194,10 +197,13 @@ func (p *AccurateProblem) splitParts(st Step, code string) (SplitParts, *lab.Pro
 	if err != nil {
 		return SplitParts{}, prog, cfg, err
 	}
-	s, h, m := p.Shape, p.halves, p.maps
+	s, h := p.Shape, p.halves
 	kp, np := pad8(s.K), pad8(s.N)
 	ca, cb := SplitHalvesConfig(s.M, kp), SplitHalvesConfig(kp, np)
-	args := []any{m[0], m[1], m[2], m[3], p.Cd, int32(s.M), int32(s.N), int32(kp)} // K padded: its zeros add nothing
+	product, err := p.slicedProduct(st, k, prog, cfg, kp)
+	if err != nil {
+		return SplitParts{}, prog, cfg, err
+	}
 	return SplitParts{
 		SplitA: func() error {
 			return split.Launch(ca, p.Ad, h[0], h[1], int32(s.M), int32(s.K), int32(s.M), int32(kp))
@@ -205,9 +211,41 @@ func (p *AccurateProblem) splitParts(st Step, code string) (SplitParts, *lab.Pro
 		SplitB: func() error {
 			return split.Launch(cb, p.Bd, h[2], h[3], int32(s.K), int32(s.N), int32(kp), int32(np))
 		},
-		Product: func() error { return k.Launch(cfg, args...) },
+		Product: product,
 		Halves:  h, KPad: kp, NPad: np,
 	}, prog, cfg, nil
+}
+
+// slicedProduct is the split's product of the halves into Cd (K padded to kp: its zeros add
+// nothing): one launch, or with slices of K (Step.Slices) the product into the workspace (made
+// once) and hg_sum_slices into Cd.
+func (p *AccurateProblem) slicedProduct(st Step, k *gpu.Kernel, prog *lab.Program, cfg gpu.Config, kp int) (func() error, error) {
+	s, m := p.Shape, p.maps
+	slices := st.Slices(s, p.env.Session.Device)
+	if slices == 1 {
+		return func() error {
+			return k.Launch(cfg, m[0], m[1], m[2], m[3], p.Cd, int32(s.M), int32(s.N), int32(kp), int32(1))
+		}, nil
+	}
+	sum, err := prog.Kernel("hg_sum_slices")
+	if err != nil {
+		return nil, err
+	}
+	mn := s.M * s.N
+	if p.work == nil || p.work.Len() < slices*mn {
+		p.work.Free()
+		if p.work, err = gpu.Alloc[float32](p.env.Session, slices*mn); err != nil {
+			return nil, fmt.Errorf("hopper %s on %v: the workspace of %d slices of K: %w", st.Name, s, slices, err)
+		}
+	}
+	// launched as lesson 03's sum of its slices (mm_sum_slices) is
+	cs := gpu.Config{Grid: gpu.D1(gpu.WavesGrid(p.env.Session.Device, mn, matmul.SplitBlock, matmul.SplitWaves)), Block: gpu.D1(matmul.SplitBlock)}
+	return func() error {
+		if err := k.Launch(cfg, m[0], m[1], m[2], m[3], p.work, int32(s.M), int32(s.N), int32(kp), int32(slices)); err != nil {
+			return err
+		}
+		return sum.Launch(cs, p.work, p.Cd, int64(mn), int32(slices))
+	}, nil
 }
 
 // Tol is a float32-in step's tolerance on K-term dot products: lesson 03's for the same products.
@@ -287,7 +325,7 @@ func (p *AccurateProblem) setUp(st Step, code, first string, prepare func(Step) 
 	if err != nil {
 		return
 	}
-	if prog, err = p.env.BuildWith(src, st.Options(FP16, d), st.Kernel, first); err != nil {
+	if prog, err = p.env.BuildWith(src, st.Options(FP16, d), append([]string{st.Kernel, first}, st.After...)...); err != nil {
 		return
 	}
 	if k, err = prog.Kernel(st.Kernel); err != nil {

@@ -71,6 +71,55 @@ func TestPlans(t *testing.T) {
 	}
 }
 
+// The split cuts K into slices only where C's super-tiles would leave most clusters idle, each
+// slice deep enough to pay for its pass, and sizes the grid and the workspace by them.
+func TestSplitSlicesOfK(t *testing.T) {
+	h100, _ := gpu.LookupProfile("h100")
+	d := h100.Device()
+	clusters := d.SMs / Split.Cluster
+	for _, c := range []struct {
+		s      matmul.Shape
+		slices int
+	}{
+		{matmul.Shape{M: 256, N: 256, K: 524288}, clusters / 2},        // KernelBench's problem 6: 2 super-tiles
+		{matmul.Shape{M: 200, N: 130, K: 70000}, clusters / 2},         // ragged, the same 2 super-tiles
+		{matmul.Shape{M: 64, N: 64, K: 65536}, min(clusters, 1024/16)}, // one super-tile, 1024 k tiles
+		{matmul.Shape{M: 256, N: 256, K: 1024}, 1},                     // 16 k tiles: one slice's worth
+		{matmul.Shape{M: 256, N: 256, K: 2048}, 2},                     // 32 k tiles: two slices of 16
+		{Article, 1}, // 512 super-tiles
+		{matmul.Shape{M: 2048, N: 1024, K: 65536}, 1}, // 64 super-tiles: half the clusters or more
+	} {
+		got := Split.Slices(c.s, d)
+		if got != c.slices {
+			t.Errorf("%v on %d SMs: %d slices of K, want %d", c.s, d.SMs, got, c.slices)
+		}
+		cfg, err := Split.Plan(c.s, d)
+		if err != nil {
+			t.Fatalf("%v: %v", c.s, err)
+		}
+		supers := gpu.CeilDiv(c.s.N, Split.BN) * gpu.CeilDiv(c.s.M, 2*Split.BM)
+		if want := Split.Cluster * min(clusters, supers*c.slices); cfg.Grid.X != want {
+			t.Errorf("%v: grid %v, want %d blocks", c.s, cfg.Grid, want)
+		}
+		if tiles := gpu.CeilDiv(pad8(c.s.K), 64); got > 1 && tiles/got < SliceMinTiles {
+			t.Errorf("%v: %d slices of %d k tiles leave a slice under %d", c.s, got, tiles, SliceMinTiles)
+		}
+		want := int64(0)
+		if got > 1 {
+			want = int64(got) * int64(c.s.M) * int64(c.s.N) * 4
+		}
+		if b := Split.WorkspaceBytes(c.s, d); b != want {
+			t.Errorf("%v: workspace %d bytes, want %d", c.s, b, want)
+		}
+	}
+	if n := TF32.Slices(matmul.Shape{M: 256, N: 256, K: 524288}, d); n != 1 {
+		t.Errorf("TF32 has no slices of K, got %d", n)
+	}
+	if n := Split.Slices(matmul.Shape{M: 256, N: 256, K: 524288}, gpu.DeviceInfo{}); n != 1 {
+		t.Errorf("without an SM count the split keeps one slice, got %d", n)
+	}
+}
+
 // The need line makes every file Hopper-only: compiling for anything but compute_90a is refused
 // before NVRTC runs (compile.PTX calls Fits first).
 func TestEveryFileIsHopperOnly(t *testing.T) {

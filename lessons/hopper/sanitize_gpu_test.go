@@ -21,6 +21,10 @@ import (
 // (the ring's counters and phases carried from tile to tile).
 var sanitizeShapes = []matmul.Shape{{M: 64, N: 128, K: 64}, {M: 200, N: 264, K: 72}, {M: 640, N: 512, K: 320}}
 
+// sanitizeSliced is a product the split cuts into slices of K: one super-tile (72 x 40, partial in
+// M and N) over 33 k tiles (K = 2100, the last partial), 2 slices on an H100 or H200.
+var sanitizeSliced = matmul.Shape{M: 72, N: 40, K: 2100}
+
 // sanitizeConv is a layer small enough for racecheck with channels (20) and filters (300) off the
 // tiles: two pixel tiles across each row (the second mostly past the edge), two tiles of filters,
 // and 9 k tiles per pixel tile (the rings wrap around).
@@ -72,6 +76,22 @@ func TestSanitize(t *testing.T) {
 		}
 		p.Free()
 	}
+	// The split's slices of K and their sum, walked by every cluster and then by one (the ring's
+	// counters carried from slice to slice).
+	ap, err := NewAccurateProblem(env, sanitizeSliced, 75)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := Split.Slices(sanitizeSliced, env.Device()); n < 2 {
+		t.Errorf("%v: %d slices of K on this GPU, want several", sanitizeSliced, n)
+	}
+	for _, clusters := range []int{0, 1} {
+		ap.clusters = clusters
+		if res, err := ap.Check(Split, ""); err != nil || !res.OK {
+			t.Errorf("%s on %v in slices of K, %d clusters (0: all): %v %v", Split.Name, sanitizeSliced, clusters, err, res.Err())
+		}
+	}
+	ap.Free()
 	// The convolutions: a small layer off every tile, walked by every cluster and then by one.
 	cp, err := NewConvProblem(env, sanitizeConv, 80, 0)
 	if err != nil {

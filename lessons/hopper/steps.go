@@ -57,6 +57,9 @@ type Step struct {
 	// file that its launch runs first, in order (its layout passes).
 	Conv   bool
 	Before []string
+	// After are kernels of its file that a step's launch may run after its main kernel, in order
+	// (the split's sum of K's slices).
+	After []string
 	// Fit marks a convolution step whose k tile follows the layer's channels and whose n tile
 	// follows its filters: PlanConv picks BK, BN and the ring's depth per layer (ConvPlan).
 	Fit bool
@@ -203,14 +206,50 @@ func (st Step) Plan(s matmul.Shape, d gpu.DeviceInfo) (gpu.Config, error) {
 	}
 	cfg := gpu.Config{Grid: gpu.D2(gpu.CeilDiv(s.N, st.BN), gpu.CeilDiv(s.M, st.BM)), Block: gpu.D1(st.Threads), SharedBytes: st.SharedBytes(d)}
 	if st.Cluster > 0 {
-		supers := gpu.CeilDiv(s.N, st.BN) * gpu.CeilDiv(s.M, st.Cluster*st.BM)
-		clusters := supers
+		units := st.superTiles(s) * st.Slices(s, d)
+		clusters := units
 		if d.SMs > 0 {
-			clusters = min(supers, d.SMs/st.Cluster)
+			clusters = min(units, d.SMs/st.Cluster)
 		}
 		cfg.Grid = gpu.D1(st.Cluster * max(1, clusters))
 	}
 	return cfg, nil
+}
+
+// superTiles is the number of super-tiles of C (a cluster's tiles, side by side in M) of a
+// cluster step on s.
+func (st Step) superTiles(s matmul.Shape) int {
+	return gpu.CeilDiv(s.N, st.BN) * gpu.CeilDiv(s.M, st.Cluster*st.BM)
+}
+
+// SliceMinTiles is the fewest 64-deep k tiles a slice of K gets in the split step: each slice
+// fills its ring and writes its partial C once, which a few hundred k steps pay for.
+const SliceMinTiles = 16
+
+// Slices is the number of slices of K the split step cuts a product of shape s into on d: one
+// when C's super-tiles keep at least half of the clusters that fit busy, else as many as give
+// every cluster a (super-tile, slice) pair, each slice at least SliceMinTiles k tiles deep. Steps
+// other than the split have one. KernelBench's problem 6 (256 x 256 x 524288) is 2 super-tiles:
+// on 132 SMs, 66 clusters, 33 slices of 248 k tiles.
+func (st Step) Slices(s matmul.Shape, d gpu.DeviceInfo) int {
+	if st.Products != SplitDType || st.Cluster == 0 || d.SMs == 0 {
+		return 1
+	}
+	supers, clusters := st.superTiles(s), d.SMs/st.Cluster
+	if 2*supers >= clusters {
+		return 1
+	}
+	tiles := gpu.CeilDiv(pad8(s.K), 64)
+	return max(1, min(clusters/supers, tiles/SliceMinTiles))
+}
+
+// WorkspaceBytes is the device memory of the split step's slices of K on s and d: a partial C
+// per slice when there are several, else none.
+func (st Step) WorkspaceBytes(s matmul.Shape, d gpu.DeviceInfo) int64 {
+	if n := st.Slices(s, d); n > 1 {
+		return int64(n) * int64(s.M) * int64(s.N) * 4
+	}
+	return 0
 }
 
 // DefinesOn are the step's compile defines for dtype on d: its own, USE_BF16 for bfloat16, and the

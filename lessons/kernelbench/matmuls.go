@@ -46,18 +46,19 @@ func splitSafe(p kb.Problem) bool {
 	return true
 }
 
-// fewTiles reports whether the split's 128 x 128 tiles of batch products of shape s would leave
-// most SMs of d idle (problem 6's 256 x 256 output is 4 tiles): the split has no slices of K,
-// lesson 03's any-shape step has. A batch's products count together (problem 3: 64 tiles an entry,
-// 128 entries), though they run one after the other: what they would gain from slices of K is less
-// than the slices' own pass.
+// fewTiles reports whether 128 x 128 tiles of batch products of shape s would leave most SMs of d
+// idle (problem 6's 256 x 256 output is 4 tiles): then lesson 03's any-shape step, where it runs
+// in the split's stead, cuts K into slices (familyStep), as the split does itself (hopper.Step's
+// Slices). A batch's products count together (problem 3: 64 tiles an entry, 128 entries), though
+// they run one after the other: what they would gain from slices of K is less than the slices'
+// own pass.
 func fewTiles(s matmul.Shape, batch int, d gpu.DeviceInfo) bool {
 	return d.SMs > 0 && batch*gpu.CeilDiv(s.M, hopper.Split.BM)*gpu.CeilDiv(s.N, hopper.Split.BN) < d.SMs/2
 }
 
 // familySplit reports whether a product of the family runs lesson 08's split: as hopperSplit
-// (Hopper, inputs in fp16's range, from hopper.SplitMinMACs multiply-adds up), and with enough
-// tiles to fill the GPU; forced (the tests' small shapes), on any shape the split's plan takes.
+// (Hopper, inputs in fp16's range, from hopper.SplitMinMACs multiply-adds up; an output of few
+// tiles gets slices of K); forced (the tests' small shapes), on any shape the split's plan takes.
 func (b backend) familySplit(p kb.Problem, pl mmPlan, d gpu.DeviceInfo) bool {
 	if !splitSafe(p) || hopper.NeedHopper("", d) != nil {
 		return false
@@ -65,7 +66,7 @@ func (b backend) familySplit(p kb.Problem, pl mmPlan, d gpu.DeviceInfo) bool {
 	if b.forceSplit {
 		return (hopper.Multiplier{}).UsesSplit(pl.s, d)
 	}
-	return (hopper.Multiplier{MinMACs: hopper.SplitMinMACs}).UsesSplit(pl.s, d) && !fewTiles(pl.s, pl.batch, d)
+	return (hopper.Multiplier{MinMACs: hopper.SplitMinMACs}).UsesSplit(pl.s, d)
 }
 
 // familyStep is lesson 03's step where the split does not run: where the output has few tiles,
@@ -90,13 +91,19 @@ func familyStep(p kb.Problem, pl mmPlan, d gpu.DeviceInfo) matmul.Step {
 const anyShapeBlocksPerSM = 3
 
 // familyMemory is what a problem of the family needs on the device beside its tensors: one
-// product's A, B, C (the transposed copies, one batch entry) and the split's halves.
+// product's A, B, C (the transposed copies, one batch entry), the split's halves and its slices'
+// workspace.
 func (b backend) familyMemory(p kb.Problem, d gpu.DeviceInfo) int64 {
 	pl := mmPlanOf(p)
 	if pl.gemv() {
 		return 0
 	}
-	return matmul.DeviceBytes(pl.s, b.familySplit(p, pl, d))
+	split := b.familySplit(p, pl, d)
+	need := matmul.DeviceBytes(pl.s, split)
+	if split {
+		need += hopper.Split.WorkspaceBytes(pl.s, d)
+	}
+	return need
 }
 
 // openFamily opens a product of the family other than problems 1 and 2 (openMatMul).
@@ -130,6 +137,10 @@ func (b backend) openFamily(p kb.Problem) (kb.Impl, error) {
 		}
 		own := hp.Tol(hopper.Split)
 		v = kb.Variant{Name: hopper.Lesson08Prefix + hopper.Split.Name, DType: hopper.SplitDType, Tol: matmul.Tolerance("float32", s.K), Own: &own}
+		if n := hopper.Split.Slices(s, d); n > 1 {
+			v.Name += fmt.Sprintf(", %d slices of K", n)
+			v.Note = fmt.Sprintf("C's %d x %d output has too few tiles for the GPU's clusters: K is cut into %d slices, their partial products summed in order by hg_sum_slices", s.M, s.N, n)
+		}
 		switch {
 		case pl.linear:
 			v.Name += ", W split once"
@@ -418,7 +429,8 @@ func familyReference(p kb.Problem, t [][]float32, n int) ([]float64, error) {
 
 // viaFamily reports whether a problem runs through openFamily rather than openMatMul: every one
 // but the plain products, which go there too where they are matrix-vector products, where the
-// split would run on too few tiles (problem 6), or where the tests force the split.
+// split runs on too few tiles (problem 6: the family's variant names its slices of K), or where
+// the tests force the split.
 func (b backend) viaFamily(p kb.Problem) bool {
 	if p.Op != kb.MatMul {
 		return true

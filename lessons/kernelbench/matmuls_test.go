@@ -81,8 +81,9 @@ func TestMatMulFamilyReferences(t *testing.T) {
 }
 
 // Which kernels run each problem of the family at KernelBench's shape on an H100 and an H200
-// (132 SMs each), decided by the plans with no GPU: the split where it fills the GPU, gemv.cu for
-// the matrix-vector product, the any-shape step with slices of K for problem 6's four tiles.
+// (132 SMs each), decided by the plans with no GPU: the split (with slices of K for problem 6's
+// four tiles), gemv.cu for the matrix-vector product; and where the split cannot run, lesson 03's
+// any-shape step with slices of K for problem 6.
 func TestMatMulFamilyPlans(t *testing.T) {
 	for _, key := range []string{"h100-sxm", "h200"} {
 		prof, err := gpu.LookupProfile(key)
@@ -92,7 +93,7 @@ func TestMatMulFamilyPlans(t *testing.T) {
 		d := prof.Device()
 		b := backend{}
 		ps := kb.Problems()
-		for _, id := range []string{"L1-3", "L1-16", "L1-17", "L1-18", "L2-12", "L2-63", "L2-76"} {
+		for _, id := range []string{"L1-3", "L1-6", "L1-16", "L1-17", "L1-18", "L2-12", "L2-63", "L2-76"} {
 			p := selectOne(t, ps, id)
 			if pl := mmPlanOf(p); !b.familySplit(p, pl, d) || pl.gemv() {
 				t.Errorf("%s on %s: %+v does not run the split", id, key, pl)
@@ -110,10 +111,13 @@ func TestMatMulFamilyPlans(t *testing.T) {
 		}
 		l6 := selectOne(t, ps, "L1-6")
 		pl := mmPlanOf(l6)
-		if !fewTiles(pl.s, 1, d) || b.familySplit(l6, pl, d) {
-			t.Errorf("L1-6 on %s: the split on %d tiles", key, 4)
+		if n := hopper.Split.Slices(pl.s, d); !fewTiles(pl.s, 1, d) || n != 33 {
+			t.Errorf("L1-6 on %s: the split on 2 super-tiles in %d slices of K, want 33 (66 clusters)", key, n)
 		}
-		st := familyStep(l6, pl, d)
+		if got, want := b.familyMemory(l6, d), matmul.DeviceBytes(pl.s, true)+33*256*256*4; got != want {
+			t.Errorf("L1-6 scratch %d bytes, want %d (its 33 slices' workspace included)", got, want)
+		}
+		st := familyStep(l6, pl, d) // where the split cannot run
 		cfg, err := st.Plan(pl.s, d)
 		if err != nil || st.Name != matmul.AnyShape.Name+" 64x128, 49 slices" || cfg.Grid.Z != 49 || cfg.Grid.X*cfg.Grid.Y*cfg.Grid.Z != 392 || cfg.Block.X != 128 {
 			t.Errorf("L1-6 on %s: %s, grid %v, %v", key, st.Name, cfg.Grid, err)
