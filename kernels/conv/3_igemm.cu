@@ -20,11 +20,9 @@
 // bytes (the tap table). Limits: Kg = C*R*R <= 4096 (the tap table's shared memory), sides < 8192,
 // checked by the plan. Channels past K and pixels past M are computed on zeros and not stored: for
 // K = 96 nothing is wasted, for K = 256 the third tile is 2/3 used.
-// Build EPILOGUE2 (KernelBench's level-2 conv + ReLU + bias): two more arguments after OW, bias2 and
-// relu, and the store writes max(conv + bias, 0) + bias2[k], no second pass over y.
 // EPILOGUE2 (a build for KernelBench's conv + ReLU + bias, level 2 problem 1): the kernel takes
 // bias2 and relu after OW and writes max(v, 0) (relu set) + bias2[k] (bias2 not null) where v is
-// conv + bias, in the same pass over y.
+// conv + bias, in the same pass over y: no second pass.
 #ifdef EPILOGUE2
 #define EPILOGUE_PARAMS , const float *__restrict__ bias2, int relu
 #define EPILOGUE_ARGS , bias2, relu
