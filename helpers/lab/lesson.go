@@ -30,6 +30,10 @@ type Lesson struct {
 	// itself takes: a quick plan has the full plan's headline points and a subset of its sweeps
 	// (checked with no GPU against the recorded run, and after every reproduce run).
 	Plan func(quick bool, d gpu.DeviceInfo) []Point
+	// NotebookQuick says the lesson's notebook measures part of it quick (lesson 02's size sweep at
+	// fewer points, to keep the page to one sitting). A run recorded from the notebook (make record,
+	// then make adopt) then has the quick plan's points; one from make reproduce has the full plan's.
+	NotebookQuick bool
 	// Tables are the lesson's tables from a run: the article's numbers beside the run's.
 	Tables func(run *record.Run) []show.Table
 	// Figures are the lesson's charts from a run.

@@ -25,7 +25,7 @@ const ID = "02_oneflow"
 
 // Lesson is lesson 02 for the reproduce command.
 var Lesson = lab.Lesson{ID: ID, Title: "Bandwidth and atomics: OneFlow's elementwise template, half2 atomics, 2x nearest upsample",
-	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises}
+	Run: Run, Tables: Tables, Figures: Figures, Exercises: Exercises, NotebookQuick: true}
 
 // Block is the block size of every kernel of the lesson, as in the article.
 const Block = 256
