@@ -8,7 +8,8 @@
 //	go run -tags nocuda ./cmd/gpus -render                # docs/GPUS.md again from results/gpus.json
 //	go run -tags nocuda ./cmd/gpus -merge a.json,b.json   # parts run apart, joined into results/gpus.json
 //
-// Notebooks run through nbrun when it is on PATH, else jupyter nbconvert; each profile gets its own
+// Notebooks run through nbrun when it is on PATH, else jupyter nbconvert, -jobs at once from every
+// (profile, notebook) pair, the results file saved after each run; each profile gets its own
 // cache folder. Without a GPU the notebooks run in the no-GPU mode (recorded timings, emulated
 // limits), which the file says.
 package main
@@ -29,7 +30,7 @@ import (
 func main() {
 	profiles := flag.String("profiles", strings.Join(matrix.Defaults, ","), "profile keys, comma-separated")
 	notebooks := flag.String("notebooks", "", "notebook file names under notebooks/, comma-separated (all when empty)")
-	jobs := flag.Int("jobs", 2, "notebooks run at once")
+	jobs := flag.Int("jobs", 2, "notebook runs at once, drawn from every (profile, notebook) pair")
 	quick := flag.Bool("quick", true, "the short method (KERNELS_QUICK=1)")
 	results := flag.String("results", "results/gpus.json", "the matrix file: new results are merged into it")
 	docs := flag.String("docs", "docs/GPUS.md", "the page rendered from the matrix file")
@@ -57,18 +58,12 @@ func run(profiles, notebooks string, jobs int, quick bool, results, docs string,
 	}
 	failed := 0
 	if !render {
-		// One profile at a time, the file saved after each: a run cut short keeps what finished.
-		for _, p := range split(profiles) {
-			n, err := measure(f, []string{p}, split(notebooks), jobs, quick, work)
-			if err != nil {
-				return err
-			}
-			failed += n
-			if err := f.Save(results); err != nil {
-				return err
-			}
-			fmt.Println("gpus: wrote", results)
+		// Every (profile, notebook) pair in one pool of jobs, the file saved after each run: a
+		// run cut short keeps what finished.
+		if failed, err = measure(f, split(profiles), split(notebooks), jobs, quick, work, results); err != nil {
+			return err
 		}
+		fmt.Println("gpus: wrote", results)
 	}
 	if err := os.MkdirAll(filepath.Dir(docs), 0o755); err != nil {
 		return err
@@ -83,8 +78,9 @@ func run(profiles, notebooks string, jobs int, quick bool, results, docs string,
 	return nil
 }
 
-// measure runs the matrix and merges it into f; failed counts the notebook runs with errors.
-func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool, work string) (failed int, err error) {
+// measure runs the matrix, merging each run into f and saving f at results as it finishes; failed
+// counts the notebook runs with errors.
+func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool, work, results string) (failed int, err error) {
 	env, err := lab.OpenWith(lab.Options{Quick: quick})
 	if err != nil {
 		return 0, err
@@ -108,30 +104,35 @@ func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool,
 		return 0, err
 	}
 	cfg.Runner = runner
+	host := r.Device.Hardware().Name
+	if !env.GPU() {
+		host = "no GPU"
+	}
+	var saveErr error
+	cfg.Done = func(x matrix.Result) {
+		x.Host = host
+		f.Merge([]matrix.Result{x})
+		f.Date = time.Now().UTC().Format(time.RFC3339)
+		f.Host, f.Driver, f.CUDA, f.NVRTC = r.Device.Hardware().Name, r.DriverRelease, r.CUDADriver, r.NVRTC
+		f.Mode, f.Runner, f.Method = env.Mode.String(), filepath.Base(runner[0]), r.Method
+		if !env.GPU() { // the receipt is the recorded run's: nothing ran on a GPU
+			f.Host, f.Driver, f.CUDA = "no GPU (the notebooks show the recorded "+r.Device.Hardware().Name+" run)", "", ""
+			f.Method = "nothing timed: the no-GPU mode compiles every kernel and runs the CPU references"
+		}
+		if err := f.Save(results); err != nil && saveErr == nil {
+			saveErr = err
+		}
+		if !x.OK() {
+			failed++
+		}
+	}
 	start := time.Now()
 	res, err := matrix.Run(cfg)
 	if err != nil {
 		return 0, err
 	}
-	host := r.Device.Hardware().Name
-	if !env.GPU() {
-		host = "no GPU"
-	}
-	for i := range res {
-		res[i].Host = host
-	}
-	f.Merge(res)
-	f.Date = time.Now().UTC().Format(time.RFC3339)
-	f.Host, f.Driver, f.CUDA, f.NVRTC = r.Device.Hardware().Name, r.DriverRelease, r.CUDADriver, r.NVRTC
-	f.Mode, f.Runner, f.Method = env.Mode.String(), filepath.Base(runner[0]), r.Method
-	if !env.GPU() { // the receipt is the recorded run's: nothing ran on a GPU
-		f.Host, f.Driver, f.CUDA = "no GPU (the notebooks show the recorded "+r.Device.Hardware().Name+" run)", "", ""
-		f.Method = "nothing timed: the no-GPU mode compiles every kernel and runs the CPU references"
-	}
-	for _, x := range res {
-		if !x.OK() {
-			failed++
-		}
+	if saveErr != nil {
+		return failed, saveErr
 	}
 	fmt.Printf("gpus: %d notebook runs in %v, %d with errors\n", len(res), time.Since(start).Round(time.Second), failed)
 	return failed, nil

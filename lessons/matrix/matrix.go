@@ -47,6 +47,9 @@ type Config struct {
 	Env     []string      // more environment for the runs (GOFLAGS=-tags=nocuda in the no-GPU mode)
 	Commit  string        // the project's commit, recorded in every result ("" when unknown)
 	Log     io.Writer     // one line per notebook run; nil: none
+	// Done, when set, is called with each run's result as it finishes (one call at a time), so a
+	// caller can save what finished before the whole matrix has.
+	Done func(Result)
 }
 
 // Refusal is a step a run refused, with its reason.
@@ -191,11 +194,14 @@ func Run(cfg Config) ([]Result, error) {
 			for j := range queue {
 				r := runOne(cfg, runner, j.p, j.nb)
 				results[j.i] = r
+				logMu.Lock()
 				if cfg.Log != nil {
-					logMu.Lock()
 					fmt.Fprintln(cfg.Log, r.Line())
-					logMu.Unlock()
 				}
+				if cfg.Done != nil {
+					cfg.Done(r)
+				}
+				logMu.Unlock()
 			}
 		}()
 	}

@@ -69,12 +69,19 @@ printf '{"cells": [{"cell_type": "code", "execution_count": 1, "outputs": [{"out
 
 func TestRunMergeAndRender(t *testing.T) {
 	root, runner := fakeRoot(t)
-	res, err := Run(Config{Root: root, Profiles: []string{"t4", "a100-80"}, Runner: runner, Jobs: 3, Quick: true, Work: t.TempDir()})
+	done := map[string]int{} // Done sees every run once, as it finishes
+	res, err := Run(Config{Root: root, Profiles: []string{"t4", "a100-80"}, Runner: runner, Jobs: 3, Quick: true, Work: t.TempDir(),
+		Done: func(r Result) { done[r.Profile+" "+r.Notebook]++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res) != 4 {
 		t.Fatalf("%d results, want 2 profiles x 2 notebooks", len(res))
+	}
+	for _, r := range res {
+		if n := done[r.Profile+" "+r.Notebook]; n != 1 {
+			t.Errorf("%s %s: Done called %d times, want 1", r.Profile, r.Notebook, n)
+		}
 	}
 	for _, r := range res {
 		wantOK := !(r.Profile == "t4" && r.Notebook == "01_rwkv.ipynb")
