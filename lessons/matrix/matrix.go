@@ -251,7 +251,9 @@ func runOne(cfg Config, runner []string, p gpu.Profile, nb string) Result {
 	cmd.Dir = filepath.Join(cfg.Root, "notebooks")
 	cmd.Env = append(os.Environ(), gpu.EmulateEnv+"="+p.Key, "KERNELS_CACHE_DIR="+cache,
 		lab.ProfileRecordedEnv+"=1") // ncu's replays would dominate the matrix, and counters are this GPU's, not the profile's
-	if cfg.Jobs > 1 { // notebooks at once on one GPU: their cells take turns at it
+	// Notebooks at once on one GPU: their cells take turns at it. A lock given from outside
+	// (.ci/record.sh: other tasks share this GPU) is kept, so the matrix's cells take turns with theirs.
+	if os.Getenv(lab.GPULockEnv) == "" && cfg.Jobs > 1 {
 		cmd.Env = append(cmd.Env, lab.GPULockEnv+"="+filepath.Join(cfg.Work, "gpu.lock"))
 	}
 	if cfg.Quick {

@@ -191,3 +191,38 @@ func TestJoinParts(t *testing.T) {
 		t.Errorf("a part of the other mode: %v", err)
 	}
 }
+
+// The notebooks of a matrix run take turns at the GPU through the lock the caller gives
+// (KERNELS_GPU_LOCK, as .ci/record.sh sets it), else through one of the run's own when several run at once.
+func TestRunKeepsTheGivenGPULock(t *testing.T) {
+	root, _ := fakeRoot(t)
+	script := filepath.Join(root, "lock.sh")
+	body := `#!/bin/sh
+test "$KERNELS_GPU_LOCK" = "$WANT_LOCK" || { echo "lock: got '$KERNELS_GPU_LOCK', want '$WANT_LOCK'" >&2; exit 5; }
+printf '{"cells": [{"cell_type": "code", "execution_count": 1, "outputs": []}]}' > "$2"
+`
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runner := []string{"sh", script, "{in}", "{out}"}
+	work := t.TempDir()
+	for _, c := range []struct{ given, want string }{
+		{"", filepath.Join(work, "gpu.lock")},
+		{filepath.Join(t.TempDir(), "gpu0.lock"), ""},
+	} {
+		t.Setenv("KERNELS_GPU_LOCK", c.given)
+		want := c.want
+		if want == "" {
+			want = c.given
+		}
+		res, err := Run(Config{Root: root, Profiles: []string{"t4"}, Runner: runner, Jobs: 2, Work: work, Env: []string{"WANT_LOCK=" + want}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.RunnerError != "" {
+				t.Errorf("given lock %q: %s: %s", c.given, r.Notebook, r.RunnerError)
+			}
+		}
+	}
+}
