@@ -14,10 +14,12 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Size of every chart.
@@ -392,12 +394,21 @@ func Roofline(title string, copyGBps, peakGFLOPS float64, points []Point) (*plot
 var Margin = vg.Points(4)
 
 // Render draws p in a format "svg" or "png" (or any gonum/plot knows) at the suite's size, inside
-// a Margin of its background colour.
+// a Margin of its background colour. An SVG's labels keep the widths they were laid out with
+// (pinLabelWidths), whatever font the browser has.
 func Render(p *plot.Plot, format string) ([]byte, error) {
+	if format == "svg" {
+		return renderSVG(p)
+	}
 	c, err := draw.NewFormattedCanvas(Width, Height, format)
 	if err != nil {
 		return nil, fmt.Errorf("rendering %q as %s: %w", p.Title.Text, format, err)
 	}
+	return drawTo(p, c)
+}
+
+// drawTo draws p on c inside the Margin and returns what c writes.
+func drawTo(p *plot.Plot, c vg.CanvasWriterTo) ([]byte, error) {
 	dc := draw.New(c)
 	if p.BackgroundColor != nil {
 		dc.SetColor(p.BackgroundColor)
@@ -406,9 +417,56 @@ func Render(p *plot.Plot, format string) ([]byte, error) {
 	p.Draw(draw.Crop(dc, Margin, -Margin, Margin, -Margin))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("rendering %q as %s: %w", p.Title.Text, format, err)
+		return nil, fmt.Errorf("rendering %q: %w", p.Title.Text, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// labelWidths is an SVG canvas that also notes the width gonum/plot gave each string it drew, in
+// drawing order: one <text> element each.
+type labelWidths struct {
+	*vgsvg.Canvas
+	widths []vg.Length
+}
+
+// FillString draws str and notes its width in face's metrics.
+func (c *labelWidths) FillString(face font.Face, pt vg.Point, str string) {
+	c.widths = append(c.widths, face.Width(str))
+	c.Canvas.FillString(face, pt, str)
+}
+
+func renderSVG(p *plot.Plot) ([]byte, error) {
+	c := &labelWidths{Canvas: vgsvg.New(Width, Height)}
+	b, err := drawTo(p, c)
+	if err != nil {
+		return nil, err
+	}
+	return pinLabelWidths(b, c.widths)
+}
+
+// svgFamily is the font gonum/plot lays labels out with, as its SVG names it, and fallbackFamily
+// the same name followed by Times New Roman (the same metrics) and the browser's serif.
+const (
+	svgFamily      = "font-family:Liberation Serif;"
+	fallbackFamily = "font-family:'Liberation Serif','Times New Roman',Times,serif;"
+)
+
+// pinLabelWidths pins each <text> of an SVG to the width its label was laid out for (textLength, the
+// glyphs scaled to fit), so that a browser without Liberation Serif, drawing a wider font, neither
+// clips a label at the chart's edge nor runs it into the axis; and names fallbacks for the font.
+// widths are the labels' widths in drawing order, one per <text>.
+func pinLabelWidths(svg []byte, widths []vg.Length) ([]byte, error) {
+	parts := bytes.Split(svg, []byte("<text "))
+	if len(parts)-1 != len(widths) {
+		return nil, fmt.Errorf("charts: the SVG has %d labels and %d were drawn", len(parts)-1, len(widths))
+	}
+	var out bytes.Buffer
+	out.Write(parts[0])
+	for i, w := range widths {
+		fmt.Fprintf(&out, `<text textLength="%.2f" lengthAdjust="spacingAndGlyphs" `, w.Points())
+		out.Write(parts[i+1])
+	}
+	return bytes.ReplaceAll(out.Bytes(), []byte(svgFamily), []byte(fallbackFamily)), nil
 }
 
 // SVG renders p as an SVG document.

@@ -1,12 +1,16 @@
 package charts
 
 import (
+	"html"
 	"math"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 )
 
 func TestChartsRender(t *testing.T) {
@@ -110,5 +114,53 @@ func TestBarsOfDisjointSeries(t *testing.T) {
 	}
 	if _, err := Bars("none", "%", nil, nil, false, 0); err == nil {
 		t.Error("a bar chart with no labels was drawn")
+	}
+}
+
+// Every label of an SVG chart carries the width gonum/plot laid it out for (textLength), so a
+// browser without Liberation Serif draws it in that width instead of clipping it at the edge (the
+// labels down the left of horizontal bars were cut off in a browser with only DejaVu fonts); and the
+// font names its metric twin and the generic serif as fallbacks.
+func TestSVGLabelsKeepTheirWidths(t *testing.T) {
+	title := "Conv, AlexNet's first layer (100 images)"
+	labels := []string{"cuDNN fp32 (TF32 off)", "5 cp.async TF32, 2 buffers", "1 direct"}
+	p, err := Bars(title, "median time (ms)", labels, []Series{{Name: "time", Values: []float64{1.1, 0.6, 7}}}, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Render(p, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	texts := regexp.MustCompile(`<text [^>]*>([^<]*)</text>`).FindAllStringSubmatch(svg, -1)
+	if len(texts) < len(labels)+2 {
+		t.Fatalf("%d labels in the SVG, want at least the title, the axis label and %d bar labels", len(texts), len(labels))
+	}
+	width := regexp.MustCompile(`textLength="([0-9.]+)" lengthAdjust="spacingAndGlyphs"`)
+	sawTitle := false
+	for _, m := range texts {
+		w := width.FindStringSubmatch(m[0])
+		if w == nil {
+			t.Errorf("label %q has no textLength: %s", m[1], m[0])
+			continue
+		}
+		if m[1] == html.EscapeString(title) {
+			sawTitle = true
+			face := font.DefaultCache.Lookup(p.Title.TextStyle.Font, p.Title.TextStyle.Font.Size)
+			want := face.Width(title).Points()
+			if got, _ := strconv.ParseFloat(w[1], 64); math.Abs(got-want) > 0.01 {
+				t.Errorf("the title's textLength is %v, want its width in the layout's font, %.2f", got, want)
+			}
+		}
+	}
+	if !sawTitle {
+		t.Errorf("no label reads %q", title)
+	}
+	if strings.Contains(svg, "font-family:Liberation Serif;") || !strings.Contains(svg, "'Times New Roman',Times,serif") {
+		t.Errorf("the labels' font has no fallbacks: %.300s", svg)
+	}
+	if _, err := pinLabelWidths([]byte(`<svg><text x="1">a</text></svg>`), nil); err == nil {
+		t.Error("an SVG with more labels than were drawn was accepted")
 	}
 }
