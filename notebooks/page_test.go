@@ -266,7 +266,10 @@ const (
 
 	// jsRendered counts what the outputs render: plots (SVG at least 150x100 px), tables (a header
 	// and a row at least, laid out), and finds the output that starts with the banner prefix. It
-	// marks the first plot for its screenshot.
+	// marks the first plot for its screenshot. And it lists the chart labels (gonum/plot's, in
+	// Liberation Serif) that the browser draws wider than the layout gave them room for: in a browser
+	// without that font, a wider one ran the labels down the left of horizontal bars under the bars.
+	// A label must carry its layout width (textLength) and be drawn in it, within 2%.
 	jsRendered = `((prefix) => {
   const q = (s) => Array.from(document.querySelectorAll('#notebook .output_subarea ' + s));
   const plots = q('svg').filter((e) => { const r = e.getBoundingClientRect(); return r.width >= 150 && r.height >= 100; });
@@ -274,7 +277,14 @@ const (
   if (plots.length > 0) plots[0].setAttribute('data-browser-test-plot', '1');
   const banner = Array.from(document.querySelectorAll('#notebook .output_subarea'))
     .map((e) => e.textContent.trim()).find((t) => prefix !== '' && t.startsWith(prefix)) || '';
-  return {plots: plots.length, tables: tables.length, banner: banner};
+  const overflowing = [];
+  plots.forEach((svg) => svg.querySelectorAll('text').forEach((t) => {
+    if (!t.style.fontFamily.includes('Liberation Serif') || t.textContent.trim() === '') return;
+    const drawn = t.getBBox().width;
+    const room = t.hasAttribute('textLength') ? t.textLength.baseVal.value : 0;
+    if (room === 0 || drawn > room * 1.02 + 0.5) overflowing.push(t.textContent.trim() + ' (' + drawn.toFixed(1) + ' for ' + room.toFixed(1) + ')');
+  }));
+  return {plots: plots.length, tables: tables.length, banner: banner, overflowing: overflowing};
 })`
 
 	// jsSASSTables counts the SASS count tables in the outputs: helpers/sass's view is a <details>
@@ -441,6 +451,9 @@ func runNotebook(bctx context.Context, s target, dir, name string, lim limits, w
 	if want.Rendering && r.Tables == 0 {
 		problems = append(problems, "no table rendered")
 	}
+	if len(r.Overflowing) > 0 {
+		problems = append(problems, fmt.Sprintf("%d chart labels drawn wider than the layout's room for them (width drawn for room), such as %q", len(r.Overflowing), r.Overflowing[:min(3, len(r.Overflowing))]))
+	}
 	if want.SASS {
 		if p := missingSASS(tctx); p != "" {
 			problems = append(problems, p)
@@ -511,9 +524,10 @@ type (
 		Events  []string `json:"events"`  // kernel deaths and restarts
 	}
 	rendered struct {
-		Plots  int    `json:"plots"`
-		Tables int    `json:"tables"`
-		Banner string `json:"banner"`
+		Plots       int      `json:"plots"`
+		Tables      int      `json:"tables"`
+		Banner      string   `json:"banner"`
+		Overflowing []string `json:"overflowing"` // chart labels drawn wider than laid out
 	}
 )
 
