@@ -435,6 +435,7 @@ func (c *labelWidths) FillString(face font.Face, pt vg.Point, str string) {
 	c.Canvas.FillString(face, pt, str)
 }
 
+// renderSVG draws p as an SVG whose labels carry their layout widths.
 func renderSVG(p *plot.Plot) ([]byte, error) {
 	c := &labelWidths{Canvas: vgsvg.New(Width, Height)}
 	b, err := drawTo(p, c)
