@@ -43,9 +43,10 @@ execute: setup
 	@bash .ci/execute.sh $(OUT) $(NB)
 
 # Everything the suite records, in one run at one commit on this machine's GPUs (.ci/record.sh):
-# every notebook executed (each measuring its lesson), KernelBench's catalog in three parts and the
-# sanitizer pass, spread over the GPUs, two tasks at a time on each, taking turns at it; or the
-# tasks named, e.g. make record OUT=rec ARGS="nb:03_matmul.ipynb kb:2/3 gpus:t4:08_hopper.ipynb".
+# every notebook executed (each measuring its lesson), KernelBench's catalog in three parts, the
+# sanitizer pass, lesson 08's SASS records and the GPU profile matrix, spread over the GPUs, two
+# tasks at a time on each, taking turns at it; or the tasks named, e.g.
+# make record OUT=rec ARGS="nb:03_matmul.ipynb kb:2/3 gpus:t4:08_hopper.ipynb".
 # A stopped run resumes when given the same OUT. Then make adopt OUT=rec (no GPU needed) puts the
 # notebooks, results/, docs/GPUS.md and the README's generated parts in place.
 .PHONY: record adopt

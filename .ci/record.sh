@@ -8,9 +8,11 @@
 #
 # A task is nb:<notebook>[+<notebook>...] (notebooks of one lesson together, so they share its run),
 # kb:<k/n> or kb:<problems> (cmd/kernelbench -part or -problems), gpus:<profiles>:<notebooks>
-# (cmd/gpus, a part of its own), sass:<lessons> (cmd/profile -sass: the SASS
+# (cmd/gpus, a part of its own; no notebooks named: every one), sass:<lessons> (cmd/profile -sass: the SASS
 # records the notebooks show without a GPU) or sanitize.
-# Without tasks: every notebook, KernelBench's catalog in three parts, and the sanitizer pass.
+# Without tasks: every notebook, KernelBench's catalog in three parts, the sanitizer pass, lesson 08's
+# SASS records and the GPU matrix (every notebook under each of cmd/gpus's default profiles, a task
+# per profile).
 # Tasks are taken in order by SLOTS (default 2) workers per GPU (every GPU nvidia-smi lists, or
 # CUDA_VISIBLE_DEVICES's); the workers of one GPU take turns at it through a lock of its own
 # (KERNELS_GPU_LOCK), so no two time kernels at once on one GPU, while a notebook's cells compile
@@ -27,7 +29,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 # default_tasks prints the tasks of a run given none: KernelBench in three parts, then every
 # notebook, the longest first, those of one lesson (the same two digits: 04_softmax and
-# 04b_layernorm) in one task so that they share its run; then the sanitizer pass.
+# 04b_layernorm) in one task so that they share its run; then the sanitizer pass, the SASS records
+# (sm_90a: the no-GPU mode's only way to show lesson 08's) and the matrix, a task per profile (its
+# notebooks' cells take turns with the timed notebooks', so it goes last).
 default_tasks() {
   local nbs
   nbs=$(cd "$root/notebooks" && ls [0-9][0-9]*_*.ipynb)
@@ -40,7 +44,12 @@ default_tasks() {
       for (i = 1; i <= count; i++) if (order[i] in task) print "nb:" task[order[i]]
     }'
   echo sanitize
+  echo sass:08_hopper
+  printf 'gpus:%s:\n' $matrix_profiles
 }
+
+# matrix_profiles are cmd/gpus's default profiles (lessons/matrix.Defaults; a test keeps them equal).
+matrix_profiles="t4 a100-80 a10 l4 h100-sxm"
 if [ "${1:-}" = --list ]; then
   default_tasks
   exit 0

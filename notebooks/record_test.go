@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cudalessons/cudalessons/lessons/matrix"
 )
 
 // Without a GPU, make record says the records are measured on one and what the no-GPU mode shows
@@ -41,7 +44,9 @@ func TestAdoptNamesItsFolder(t *testing.T) {
 }
 
 // make record's default tasks: KernelBench's three parts, every notebook once, the notebooks of
-// one lesson (the same two digits) in one task so that they share its run, and the sanitizer pass.
+// one lesson (the same two digits) in one task so that they share its run, the sanitizer pass,
+// lesson 08's SASS records, and the GPU matrix: every notebook under each of cmd/gpus's default
+// profiles, a task per profile.
 func TestRecordDefaultTasks(t *testing.T) {
 	out, err := exec.Command("bash", "../.ci/record.sh", "--list").Output()
 	if err != nil {
@@ -53,8 +58,8 @@ func TestRecordDefaultTasks(t *testing.T) {
 		t.Fatalf("notebooks: %v %v", nbs, err)
 	}
 	seen := map[string]int{}
-	var kb []string
-	sanitize := false
+	var kb, profiles []string
+	sanitize, sass := false, false
 	for _, task := range tasks {
 		switch {
 		case strings.HasPrefix(task, "nb:"):
@@ -69,6 +74,14 @@ func TestRecordDefaultTasks(t *testing.T) {
 			kb = append(kb, strings.TrimPrefix(task, "kb:"))
 		case task == "sanitize":
 			sanitize = true
+		case task == "sass:08_hopper":
+			sass = true
+		case strings.HasPrefix(task, "gpus:"):
+			p, nbs, _ := strings.Cut(strings.TrimPrefix(task, "gpus:"), ":")
+			profiles = append(profiles, p)
+			if nbs != "" {
+				t.Errorf("matrix task %s names notebooks; a default one runs every notebook", task)
+			}
 		default:
 			t.Errorf("unexpected default task %q", task)
 		}
@@ -81,8 +94,11 @@ func TestRecordDefaultTasks(t *testing.T) {
 	if len(seen) != len(nbs) {
 		t.Errorf("the tasks name %d notebooks, notebooks/ has %d", len(seen), len(nbs))
 	}
-	if strings.Join(kb, " ") != "1/3 2/3 3/3" || !sanitize {
-		t.Errorf("KernelBench parts %v and the sanitizer %v: want the three parts and the pass", kb, sanitize)
+	if strings.Join(kb, " ") != "1/3 2/3 3/3" || !sanitize || !sass {
+		t.Errorf("KernelBench parts %v, the sanitizer %v, the SASS records %v: want the three parts, the pass and the records", kb, sanitize, sass)
+	}
+	if !slices.Equal(profiles, matrix.Defaults) {
+		t.Errorf("the matrix tasks' profiles %v, want cmd/gpus's defaults %v", profiles, matrix.Defaults)
 	}
 	for _, task := range tasks {
 		if strings.Contains(task, "04_softmax") && !strings.Contains(task, "04b_layernorm") {
