@@ -31,17 +31,10 @@ fi
 if compgen -G "$out/kb/*.json" >/dev/null; then
   go run ./cmd/kernelbench -merge "$(ls "$out"/kb/*.json | paste -sd,)" -out results/kernelbench.json >/dev/null
   echo "adopt.sh: results/kernelbench.json from $(ls "$out"/kb/*.json | wc -l) part(s)"
-elif [ -f "$out/kernelbench.json" ]; then
-  cp "$out/kernelbench.json" results/kernelbench.json
-  echo "adopt.sh: results/kernelbench.json"
 fi
 if compgen -G "$out/gpus/*.json" >/dev/null; then
   go run ./cmd/gpus -merge "$(ls "$out"/gpus/*.json | paste -sd,)"
   echo "adopt.sh: the GPU matrix's parts joined into results/gpus.json, docs/GPUS.md"
-elif [ -f "$out/gpus.json" ]; then
-  cp "$out/gpus.json" results/gpus.json
-  go run ./cmd/gpus -render
-  echo "adopt.sh: results/gpus.json and docs/GPUS.md"
 fi
 if compgen -G "$out/sass/*.json" >/dev/null; then
   cp "$out"/sass/*.json results/sass/

@@ -105,20 +105,18 @@ func measure(f *matrix.File, profiles, notebooks []string, jobs int, quick bool,
 	}
 	cfg.Runner = runner
 	host := r.Device.Hardware().Name
-	if !env.GPU() {
+	f.Host, f.Driver, f.CUDA, f.NVRTC = host, r.DriverRelease, r.CUDADriver, r.NVRTC
+	f.Mode, f.Runner, f.Method = env.Mode.String(), filepath.Base(runner[0]), r.Method
+	if !env.GPU() { // the receipt is the recorded run's: nothing ran on a GPU
+		f.Host, f.Driver, f.CUDA = "no GPU (the notebooks show the recorded "+host+" run)", "", ""
+		f.Method = "nothing timed: the no-GPU mode compiles every kernel and runs the CPU references"
 		host = "no GPU"
 	}
 	var saveErr error
-	cfg.Done = func(x matrix.Result) {
+	cfg.Done = func(x matrix.Result) { // f is saved only from here, after a run is merged
 		x.Host = host
 		f.Merge([]matrix.Result{x})
 		f.Date = time.Now().UTC().Format(time.RFC3339)
-		f.Host, f.Driver, f.CUDA, f.NVRTC = r.Device.Hardware().Name, r.DriverRelease, r.CUDADriver, r.NVRTC
-		f.Mode, f.Runner, f.Method = env.Mode.String(), filepath.Base(runner[0]), r.Method
-		if !env.GPU() { // the receipt is the recorded run's: nothing ran on a GPU
-			f.Host, f.Driver, f.CUDA = "no GPU (the notebooks show the recorded "+r.Device.Hardware().Name+" run)", "", ""
-			f.Method = "nothing timed: the no-GPU mode compiles every kernel and runs the CPU references"
-		}
 		if err := f.Save(results); err != nil && saveErr == nil {
 			saveErr = err
 		}

@@ -229,8 +229,8 @@ const SliceMinTiles = 16
 // Slices is the number of slices of K the split step cuts a product of shape s into on d: one
 // when C's super-tiles keep at least half of the clusters that fit busy, else as many as give
 // every cluster a (super-tile, slice) pair, each slice at least SliceMinTiles k tiles deep. Steps
-// other than the matmul split (the convolutions too) have one. KernelBench's problem 6 (256 x 256 x 524288) is 2 super-tiles:
-// on 132 SMs, 66 clusters, 33 slices of 248 k tiles.
+// other than the matmul split (the convolutions too) have one. KernelBench's problem 6
+// (256 x 256 x 524288) is 2 super-tiles: on 132 SMs, 66 clusters, 33 slices of 248 k tiles.
 func (st Step) Slices(s matmul.Shape, d gpu.DeviceInfo) int {
 	if st.Products != SplitDType || st.Conv || st.Cluster == 0 || d.SMs == 0 {
 		return 1
